@@ -1,0 +1,60 @@
+package reliability
+
+import "time"
+
+// Stats is a snapshot of an Engine's counters and state. Counters only
+// grow; gauges (queue depth, in-flight bytes, RTT) describe the moment
+// Stats was called.
+type Stats struct {
+	// Round-trip time from acknowledgements. ACKs wait up to the peer's
+	// ACK delay (about 10 ms), which these values include.
+	SmoothedRTT time.Duration
+	MinRTT      time.Duration
+	RTTVariance time.Duration
+	LatestRTT   time.Duration
+	RTO         time.Duration // current retransmission timeout, backoff included
+
+	// LossRate is a moving average (weight 1/32 per datagram) of the
+	// fraction of data datagrams declared lost by NAK or timeout.
+	LossRate      float64
+	DatagramsLost uint64
+
+	DatagramsSent     uint64 // every datagram handed out, ACK and NAK included
+	DatagramsReceived uint64 // every datagram passed to Receive
+	BytesSent         uint64
+	BytesReceived     uint64
+	MessagesSent      uint64 // messages accepted by Send
+	MessagesDelivered uint64 // messages returned by ReadMessage
+	FramesSent        uint64 // frames put on the wire, resends included
+	Resends           uint64 // frames sent again after loss
+	ACKsSent          uint64 // ACK datagrams
+	ACKsReceived      uint64
+	NAKsSent          uint64 // NAK datagrams
+	NAKsReceived      uint64
+
+	CongestionWindow  int // bytes
+	InFlightBytes     int // bytes of data datagrams not yet acknowledged or lost
+	InFlightDatagrams int
+	QueuedMessages    int // accepted, not yet fully on the wire
+	HeldSendBytes     int // counted against MaxQueueBytes (queued or unacknowledged)
+	ReceiveQueueBytes int // delivered payloads not yet read
+	ReassemblyBytes   int // split parts held for reassembly
+
+	Drops Drops
+}
+
+// Drops counts input the engine discarded, by reason. None of these is
+// reported to the peer.
+type Drops struct {
+	MalformedDatagram uint64 // header or frame list did not parse
+	MalformedACK      uint64 // ACK/NAK range list did not parse
+	ACKWorkExceeded   uint64 // ACK/NAK whose ranges overlapped beyond the in-flight window
+	InvalidFrame      uint64 // a frame with a bad channel or inconsistent fields
+	DuplicateDatagram uint64 // a datagram number already received
+	DuplicateMessage  uint64 // a reliable message index already delivered
+	StaleSequenced    uint64 // a sequenced message older than one already delivered
+	OrderingOverflow  uint64 // an ordered message too far ahead of its channel
+	SplitRejected     uint64 // a split part refused by the reassembly limits or inconsistent
+	ReceiveQueueFull  uint64 // a data datagram refused because MaxReceiveBytes was reached
+	DeadInput         uint64 // input after the connection was declared dead or closed
+}
