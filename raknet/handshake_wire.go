@@ -1,0 +1,316 @@
+package raknet
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// The messages in this file travel inside reliability frames once the
+// open-connection handshake is done; only their payload encoding lives
+// here.
+
+// ConnectionRequest is the client's first message over the new connection.
+// Layout: id, u64 BE client GUID, i64 BE time, u8 security (0), then an
+// optional password to the end of the message.
+type ConnectionRequest struct {
+	ClientGUID uint64
+	Time       int64
+	// Password is what the original library's Connect call was given; it
+	// is empty for Bedrock peers. After parsing it aliases the input.
+	Password []byte
+}
+
+const connectionRequestLen = 1 + 8 + 8 + 1
+
+// Len is the encoded size of r.
+func (r *ConnectionRequest) Len() int { return connectionRequestLen + len(r.Password) }
+
+// Append appends the encoded request to b.
+func (r *ConnectionRequest) Append(b []byte) []byte {
+	b = append(b, IDConnectionRequest)
+	b = appendU64(b, r.ClientGUID)
+	b = appendU64(b, uint64(r.Time))
+	b = append(b, 0)
+	return append(b, r.Password...)
+}
+
+// ParseConnectionRequest decodes a connection request. A set security
+// byte (libcat proof and identity follow) yields ErrSecurityUnsupported.
+func ParseConnectionRequest(b []byte) (ConnectionRequest, error) {
+	if err := checkID(b, IDConnectionRequest, connectionRequestLen); err != nil {
+		return ConnectionRequest{}, err
+	}
+	if b[17] != 0 {
+		return ConnectionRequest{}, ErrSecurityUnsupported
+	}
+	r := ConnectionRequest{
+		ClientGUID: binary.BigEndian.Uint64(b[1:]),
+		Time:       int64(binary.BigEndian.Uint64(b[9:])),
+	}
+	if len(b) > connectionRequestLen {
+		r.Password = b[connectionRequestLen:len(b):len(b)]
+	}
+	return r, nil
+}
+
+// MaxInternalAddresses is the most internal addresses a connection request
+// accepted or new incoming connection may carry: Minecraft Bedrock's 20.
+const MaxInternalAddresses = 20
+
+// InternalAddressCount is how many internal addresses to send to a peer
+// speaking protocol: 10 for the original library (protocol 6), 20 for
+// Bedrock (protocol 10 and later).
+//
+// The count matters because the original library reads exactly its own
+// MAXIMUM_NUMBER_OF_INTERNAL_IDS (10) addresses and then the two times, so
+// 20 addresses would make it read address bytes as times and corrupt its
+// first RTT sample; Bedrock builds use 20. go-raknet reads addresses until
+// 16 bytes remain, up to 20, so it takes either count, and so do the
+// parsers here.
+func InternalAddressCount(protocol uint8) int {
+	if protocol < 10 {
+		return 10
+	}
+	return 20
+}
+
+// parseAddressList reads addresses from b until exactly 16 bytes (the two
+// times) remain, and returns the rest.
+func parseAddressList(b []byte) ([]netip.AddrPort, []byte, error) {
+	var list []netip.AddrPort
+	for len(b) > 16 {
+		if len(list) == MaxInternalAddresses {
+			return nil, nil, ErrTooManyAddresses
+		}
+		a, n, err := ParseAddress(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		list = append(list, a)
+		b = b[n:]
+	}
+	if len(b) < 16 {
+		return nil, nil, ErrShortMessage
+	}
+	return list, b, nil
+}
+
+func addressListLen(list []netip.AddrPort) int {
+	n := 0
+	for _, a := range list {
+		n += AddressLen(a)
+	}
+	return n
+}
+
+func appendAddressList(b []byte, list []netip.AddrPort) []byte {
+	for _, a := range list {
+		b = AppendAddress(b, a)
+	}
+	return b
+}
+
+// ConnectionRequestAccepted is the server's answer to a connection
+// request. Layout: id, client address, u16 BE system index, N internal
+// addresses, i64 BE request time (echoed), i64 BE reply time.
+type ConnectionRequestAccepted struct {
+	ClientAddress netip.AddrPort
+	SystemIndex   uint16
+	// InternalAddresses are the server's own addresses, padded with
+	// 0.0.0.0:0; see InternalAddressCount for how many to send. At most
+	// MaxInternalAddresses.
+	InternalAddresses []netip.AddrPort
+	RequestTime       int64
+	ReplyTime         int64
+}
+
+// Len is the encoded size of m.
+func (m *ConnectionRequestAccepted) Len() int {
+	return 1 + AddressLen(m.ClientAddress) + 2 + addressListLen(m.InternalAddresses) + 16
+}
+
+// Append appends the encoded message to b, with every internal address in
+// m.InternalAddresses.
+func (m *ConnectionRequestAccepted) Append(b []byte) []byte {
+	b = append(b, IDConnectionRequestAccepted)
+	b = AppendAddress(b, m.ClientAddress)
+	b = appendU16(b, m.SystemIndex)
+	b = appendAddressList(b, m.InternalAddresses)
+	b = appendU64(b, uint64(m.RequestTime))
+	return appendU64(b, uint64(m.ReplyTime))
+}
+
+// ParseConnectionRequestAccepted decodes the message, reading internal
+// addresses until the 16 bytes of the two times remain, so 10 and 20
+// addresses are both understood.
+func ParseConnectionRequestAccepted(b []byte) (ConnectionRequestAccepted, error) {
+	if err := checkID(b, IDConnectionRequestAccepted, 1); err != nil {
+		return ConnectionRequestAccepted{}, err
+	}
+	var m ConnectionRequestAccepted
+	addr, n, err := ParseAddress(b[1:])
+	if err != nil {
+		return ConnectionRequestAccepted{}, err
+	}
+	m.ClientAddress = addr
+	rest := b[1+n:]
+	if len(rest) < 2 {
+		return ConnectionRequestAccepted{}, ErrShortMessage
+	}
+	m.SystemIndex = binary.BigEndian.Uint16(rest)
+	m.InternalAddresses, rest, err = parseAddressList(rest[2:])
+	if err != nil {
+		return ConnectionRequestAccepted{}, err
+	}
+	m.RequestTime = int64(binary.BigEndian.Uint64(rest))
+	m.ReplyTime = int64(binary.BigEndian.Uint64(rest[8:]))
+	return m, nil
+}
+
+// NewIncomingConnection is the client's last handshake message. Layout:
+// id, server address, N internal addresses, i64 BE time, i64 BE time.
+type NewIncomingConnection struct {
+	ServerAddress netip.AddrPort
+	// InternalAddresses are the client's own addresses; see
+	// ConnectionRequestAccepted.InternalAddresses.
+	InternalAddresses []netip.AddrPort
+	// PingTime echoes ConnectionRequestAccepted.ReplyTime and PongTime is
+	// the client's clock when it sent this message, so the server gets a
+	// first RTT sample.
+	PingTime int64
+	PongTime int64
+}
+
+// Len is the encoded size of m.
+func (m *NewIncomingConnection) Len() int {
+	return 1 + AddressLen(m.ServerAddress) + addressListLen(m.InternalAddresses) + 16
+}
+
+// Append appends the encoded message to b.
+func (m *NewIncomingConnection) Append(b []byte) []byte {
+	b = append(b, IDNewIncomingConnection)
+	b = AppendAddress(b, m.ServerAddress)
+	b = appendAddressList(b, m.InternalAddresses)
+	b = appendU64(b, uint64(m.PingTime))
+	return appendU64(b, uint64(m.PongTime))
+}
+
+// ParseNewIncomingConnection decodes the message, reading internal
+// addresses until 16 bytes remain.
+func ParseNewIncomingConnection(b []byte) (NewIncomingConnection, error) {
+	if err := checkID(b, IDNewIncomingConnection, 1); err != nil {
+		return NewIncomingConnection{}, err
+	}
+	var m NewIncomingConnection
+	addr, n, err := ParseAddress(b[1:])
+	if err != nil {
+		return NewIncomingConnection{}, err
+	}
+	m.ServerAddress = addr
+	list, rest, err := parseAddressList(b[1+n:])
+	if err != nil {
+		return NewIncomingConnection{}, err
+	}
+	m.InternalAddresses = list
+	m.PingTime = int64(binary.BigEndian.Uint64(rest))
+	m.PongTime = int64(binary.BigEndian.Uint64(rest[8:]))
+	return m, nil
+}
+
+// ConnectedPing measures RTT over an open connection. Layout: id, i64 BE
+// time.
+type ConnectedPing struct {
+	Time int64
+}
+
+const connectedPingLen = 1 + 8
+
+// Len is the encoded size of p.
+func (p *ConnectedPing) Len() int { return connectedPingLen }
+
+// Append appends the encoded ping to b.
+func (p *ConnectedPing) Append(b []byte) []byte {
+	return appendU64(append(b, IDConnectedPing), uint64(p.Time))
+}
+
+// ParseConnectedPing decodes a connected ping; like the original library
+// it requires the exact length.
+func ParseConnectedPing(b []byte) (ConnectedPing, error) {
+	if err := checkExact(b, IDConnectedPing, connectedPingLen); err != nil {
+		return ConnectedPing{}, err
+	}
+	return ConnectedPing{Time: int64(binary.BigEndian.Uint64(b[1:]))}, nil
+}
+
+// ConnectedPong answers a connected ping. Layout: id, i64 BE echoed ping
+// time, i64 BE pong time.
+type ConnectedPong struct {
+	PingTime int64
+	PongTime int64
+}
+
+const connectedPongLen = 1 + 8 + 8
+
+// Len is the encoded size of p.
+func (p *ConnectedPong) Len() int { return connectedPongLen }
+
+// Append appends the encoded pong to b.
+func (p *ConnectedPong) Append(b []byte) []byte {
+	b = appendU64(append(b, IDConnectedPong), uint64(p.PingTime))
+	return appendU64(b, uint64(p.PongTime))
+}
+
+// ParseConnectedPong decodes a connected pong; like the original library
+// it requires the exact length.
+func ParseConnectedPong(b []byte) (ConnectedPong, error) {
+	if err := checkExact(b, IDConnectedPong, connectedPongLen); err != nil {
+		return ConnectedPong{}, err
+	}
+	return ConnectedPong{
+		PingTime: int64(binary.BigEndian.Uint64(b[1:])),
+		PongTime: int64(binary.BigEndian.Uint64(b[9:])),
+	}, nil
+}
+
+// DisconnectionNotification announces a graceful close. It is the single
+// byte 0x15.
+type DisconnectionNotification struct{}
+
+// Len is the encoded size of the notification.
+func (DisconnectionNotification) Len() int { return 1 }
+
+// Append appends the notification to b.
+func (DisconnectionNotification) Append(b []byte) []byte {
+	return append(b, IDDisconnectionNotification)
+}
+
+// ParseDisconnectionNotification checks that b is a disconnection
+// notification. Trailing bytes are ignored, as the original library does.
+func ParseDisconnectionNotification(b []byte) (DisconnectionNotification, error) {
+	return DisconnectionNotification{}, checkID(b, IDDisconnectionNotification, 1)
+}
+
+// checkID verifies the identifier and a minimum length.
+func checkID(b []byte, id byte, minLen int) error {
+	if len(b) == 0 {
+		return ErrShortMessage
+	}
+	if b[0] != id {
+		return ErrWrongID
+	}
+	if len(b) < minLen {
+		return ErrShortMessage
+	}
+	return nil
+}
+
+// checkExact verifies the identifier and an exact length.
+func checkExact(b []byte, id byte, n int) error {
+	if err := checkID(b, id, n); err != nil {
+		return err
+	}
+	if len(b) != n {
+		return ErrBadLength
+	}
+	return nil
+}
