@@ -1,0 +1,17 @@
+// Package simnet is an in-memory datagram network for tests: any number of
+// endpoints, each with its own address, joined by links that apply a
+// transport.Impairment per direction (latency, jitter, loss, duplication,
+// reordering, a bandwidth cap, an MTU).
+//
+// A Network is deterministic for a given seed: each directed link has its
+// own PRNG, seeded from the network seed and the two addresses, so the fate
+// of the datagrams on one link does not depend on traffic on any other.
+// Delivery runs on timers from package time, so a Network created inside a
+// testing/synctest bubble runs entirely on the fake clock and a scenario
+// covering minutes of network time takes milliseconds.
+//
+// Endpoints (*Conn) implement transport.Conn. Datagrams are copied on
+// write. Each endpoint holds at most a bounded number of datagrams for its
+// reader (see SetReceiveQueue); arrivals beyond that are dropped and
+// counted, as are datagrams to addresses nobody listens on.
+package simnet
