@@ -1,0 +1,362 @@
+package netcode
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// Defaults of TokenParams.
+const (
+	DefaultTokenExpiry  = 30 * time.Second
+	DefaultTokenTimeout = 5 * time.Second
+)
+
+// ConnectTokenPrivate is the private part of a connect token, readable only
+// by the backend and the servers. Its encoding is 1024 bytes, zero padded;
+// TokenCipher encrypts it.
+type ConnectTokenPrivate struct {
+	ClientID uint64
+	// TimeoutSeconds is the connection timeout; negative disables timeouts.
+	TimeoutSeconds int32
+	// ServerAddresses are the addresses the servers know themselves by
+	// (the "internal" addresses of TokenParams): a server accepts the token
+	// only if its ServerConfig.PublicAddress is among them.
+	ServerAddresses   []netip.AddrPort
+	ClientToServerKey Key
+	ServerToClientKey Key
+	UserData          [UserDataBytes]byte
+}
+
+// AppendBinary appends the 1024-byte plaintext encoding of t to b.
+func (t *ConnectTokenPrivate) AppendBinary(b []byte) ([]byte, error) {
+	start := len(b)
+	if len(t.ServerAddresses) < 1 || len(t.ServerAddresses) > MaxServersPerConnect {
+		return b, ErrServerAddressCount
+	}
+	b = binary.LittleEndian.AppendUint64(b, t.ClientID)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.ServerAddresses)))
+	var err error
+	for _, a := range t.ServerAddresses {
+		if b, err = appendAddress(b, a); err != nil {
+			return b[:start], err
+		}
+	}
+	b = append(b, t.ClientToServerKey[:]...)
+	b = append(b, t.ServerToClientKey[:]...)
+	b = append(b, t.UserData[:]...)
+	return appendZeros(b, start+ConnectTokenPrivateBytes-len(b)), nil
+}
+
+// UnmarshalBinary decodes a 1024-byte plaintext private token. It reuses
+// t.ServerAddresses' storage. Padding is not checked, as in the reference.
+func (t *ConnectTokenPrivate) UnmarshalBinary(data []byte) error {
+	if len(data) != ConnectTokenPrivateBytes {
+		return ErrPacketSize
+	}
+	r := reader{b: data}
+	t.ClientID = r.u64()
+	t.TimeoutSeconds = int32(r.u32())
+	addrs, err := r.addresses(t.ServerAddresses[:0])
+	if err != nil {
+		return err
+	}
+	t.ServerAddresses = addrs
+	r.bytes(t.ClientToServerKey[:])
+	r.bytes(t.ServerToClientKey[:])
+	r.bytes(t.UserData[:])
+	if r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
+// ChallengeToken is the plaintext of a challenge token. Its encoding is 300
+// bytes, zero padded; ChallengeCipher encrypts it.
+type ChallengeToken struct {
+	ClientID uint64
+	UserData [UserDataBytes]byte
+}
+
+// AppendBinary appends the 300-byte plaintext encoding of t to b.
+func (t *ChallengeToken) AppendBinary(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, t.ClientID)
+	b = append(b, t.UserData[:]...)
+	return appendZeros(b, ChallengeTokenBytes-8-UserDataBytes)
+}
+
+// UnmarshalBinary decodes a 300-byte plaintext challenge token.
+func (t *ChallengeToken) UnmarshalBinary(data []byte) error {
+	if len(data) != ChallengeTokenBytes {
+		return ErrPacketSize
+	}
+	t.ClientID = binary.LittleEndian.Uint64(data)
+	copy(t.UserData[:], data[8:])
+	return nil
+}
+
+// ConnectToken is the 2048-byte token a backend hands to a client. Its
+// PrivateData is the sealed private part, opaque to the client.
+type ConnectToken struct {
+	ProtocolID      uint64
+	CreateTimestamp uint64 // unix seconds
+	ExpireTimestamp uint64 // unix seconds
+	Nonce           [ConnectTokenNonceBytes]byte
+	PrivateData     [ConnectTokenPrivateBytes]byte
+	// TimeoutSeconds is the connection timeout; negative disables timeouts.
+	TimeoutSeconds int32
+	// ServerAddresses are the addresses the client tries, in order.
+	ServerAddresses   []netip.AddrPort
+	ClientToServerKey Key
+	ServerToClientKey Key
+}
+
+// AppendBinary appends the 2048-byte encoding of t to b.
+func (t *ConnectToken) AppendBinary(b []byte) ([]byte, error) {
+	start := len(b)
+	if len(t.ServerAddresses) < 1 || len(t.ServerAddresses) > MaxServersPerConnect {
+		return b, ErrServerAddressCount
+	}
+	if t.CreateTimestamp > t.ExpireTimestamp {
+		return b, ErrTokenTimestamps
+	}
+	b = append(b, VersionInfo...)
+	b = binary.LittleEndian.AppendUint64(b, t.ProtocolID)
+	b = binary.LittleEndian.AppendUint64(b, t.CreateTimestamp)
+	b = binary.LittleEndian.AppendUint64(b, t.ExpireTimestamp)
+	b = append(b, t.Nonce[:]...)
+	b = append(b, t.PrivateData[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.ServerAddresses)))
+	var err error
+	for _, a := range t.ServerAddresses {
+		if b, err = appendAddress(b, a); err != nil {
+			return b[:start], err
+		}
+	}
+	b = append(b, t.ClientToServerKey[:]...)
+	b = append(b, t.ServerToClientKey[:]...)
+	return appendZeros(b, start+ConnectTokenBytes-len(b)), nil
+}
+
+// MarshalBinary returns the 2048-byte encoding of t.
+func (t *ConnectToken) MarshalBinary() ([]byte, error) {
+	return t.AppendBinary(make([]byte, 0, ConnectTokenBytes))
+}
+
+// UnmarshalBinary decodes a 2048-byte connect token and checks what a
+// client checks before connecting: version info, 1 to 32 server addresses
+// of type 1 or 2, and a create timestamp not after the expire timestamp.
+// It reuses t.ServerAddresses' storage.
+func (t *ConnectToken) UnmarshalBinary(data []byte) error {
+	if len(data) != ConnectTokenBytes {
+		return ErrTokenSize
+	}
+	if string(data[:VersionInfoBytes]) != VersionInfo {
+		return ErrVersion
+	}
+	r := reader{b: data[VersionInfoBytes:]}
+	t.ProtocolID = r.u64()
+	t.CreateTimestamp = r.u64()
+	t.ExpireTimestamp = r.u64()
+	r.bytes(t.Nonce[:])
+	r.bytes(t.PrivateData[:])
+	t.TimeoutSeconds = int32(r.u32())
+	addrs, err := r.addresses(t.ServerAddresses[:0])
+	if err != nil {
+		return err
+	}
+	t.ServerAddresses = addrs
+	r.bytes(t.ClientToServerKey[:])
+	r.bytes(t.ServerToClientKey[:])
+	if r.err != nil {
+		return r.err
+	}
+	if t.CreateTimestamp > t.ExpireTimestamp {
+		return ErrTokenTimestamps
+	}
+	return nil
+}
+
+// TokenParams are the inputs of GenerateConnectToken.
+type TokenParams struct {
+	ClientID uint64
+	// PublicAddresses are the server addresses the client dials, in order
+	// (1 to 32). They go into the public part of the token.
+	PublicAddresses []netip.AddrPort
+	// InternalAddresses go into the private part, where servers look for
+	// their own ServerConfig.PublicAddress. They are the addresses the
+	// servers know themselves by, which differ from PublicAddresses when a
+	// relay or load balancer sits in front of them. Nil means the same as
+	// PublicAddresses; otherwise the two lists must have the same length.
+	InternalAddresses []netip.AddrPort
+	// Expiry is how long the token stays valid after Now, rounded up to whole
+	// seconds. Zero means DefaultTokenExpiry. It must not be negative.
+	Expiry time.Duration
+	// Timeout is the connection timeout written into the token, rounded up
+	// to whole seconds. Zero means DefaultTokenTimeout; negative disables
+	// timeouts (dev only).
+	Timeout    time.Duration
+	ProtocolID uint64
+	PrivateKey Key
+	UserData   [UserDataBytes]byte
+	// Now is the creation time. The zero value means time.Now().
+	Now time.Time
+	// Rand supplies the two packet keys and the token nonce, read in that
+	// order. Nil means crypto/rand.
+	Rand io.Reader
+}
+
+// GenerateConnectToken builds a connect token, as a backend does for an
+// authenticated client, and returns its 2048-byte encoding.
+func GenerateConnectToken(p *TokenParams) ([]byte, error) {
+	n := len(p.PublicAddresses)
+	if n < 1 || n > MaxServersPerConnect {
+		return nil, ErrServerAddressCount
+	}
+	internal := p.InternalAddresses
+	if internal == nil {
+		internal = p.PublicAddresses
+	} else if len(internal) != n {
+		return nil, fmt.Errorf("%w: %d internal addresses for %d public ones", ErrServerAddressCount, len(internal), n)
+	}
+	if p.Expiry < 0 {
+		return nil, fmt.Errorf("netcode: negative token expiry %v", p.Expiry)
+	}
+	expiry := p.Expiry
+	if expiry == 0 {
+		expiry = DefaultTokenExpiry
+	}
+	timeout := int32(-1)
+	switch {
+	case p.Timeout == 0:
+		timeout = wholeSeconds(DefaultTokenTimeout)
+	case p.Timeout > 0:
+		timeout = wholeSeconds(p.Timeout)
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	rnd := p.Rand
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+
+	priv := ConnectTokenPrivate{
+		ClientID:        p.ClientID,
+		TimeoutSeconds:  timeout,
+		ServerAddresses: internal,
+		UserData:        p.UserData,
+	}
+	tok := ConnectToken{
+		ProtocolID:      p.ProtocolID,
+		CreateTimestamp: uint64(now.Unix()),
+		TimeoutSeconds:  timeout,
+		ServerAddresses: p.PublicAddresses,
+	}
+	tok.ExpireTimestamp = tok.CreateTimestamp + uint64(wholeSeconds(expiry))
+	if _, err := io.ReadFull(rnd, priv.ClientToServerKey[:]); err != nil {
+		return nil, fmt.Errorf("netcode: reading random key: %w", err)
+	}
+	if _, err := io.ReadFull(rnd, priv.ServerToClientKey[:]); err != nil {
+		return nil, fmt.Errorf("netcode: reading random key: %w", err)
+	}
+	if _, err := io.ReadFull(rnd, tok.Nonce[:]); err != nil {
+		return nil, fmt.Errorf("netcode: reading random nonce: %w", err)
+	}
+	tok.ClientToServerKey = priv.ClientToServerKey
+	tok.ServerToClientKey = priv.ServerToClientKey
+	sealed, err := NewTokenCipher(p.PrivateKey).Seal(&priv, p.ProtocolID, tok.ExpireTimestamp, &tok.Nonce)
+	if err != nil {
+		return nil, err
+	}
+	tok.PrivateData = sealed
+	return tok.MarshalBinary()
+}
+
+// wholeSeconds rounds a positive duration up to whole seconds, saturating
+// at the largest int32.
+func wholeSeconds(d time.Duration) int32 {
+	s := (d + time.Second - 1) / time.Second
+	if s > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(s)
+}
+
+// appendZeros appends n zero bytes, without allocating when b has room.
+func appendZeros(b []byte, n int) []byte {
+	if n <= 0 {
+		return b
+	}
+	b = slices.Grow(b, n)
+	start := len(b)
+	b = b[:start+n]
+	clear(b[start:])
+	return b
+}
+
+// reader decodes little-endian fields; the first short read sets err and
+// every later read returns zeros.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil || len(r.b) < n {
+		r.err = ErrPacketSize
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	if v := r.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if v := r.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (r *reader) bytes(dst []byte) {
+	if v := r.take(len(dst)); v != nil {
+		copy(dst, v)
+	}
+}
+
+// addresses reads a u32 count in [1,32] and that many addresses, appending
+// them to dst.
+func (r *reader) addresses(dst []netip.AddrPort) ([]netip.AddrPort, error) {
+	n := r.u32()
+	if r.err != nil {
+		return dst, r.err
+	}
+	if n < 1 || n > MaxServersPerConnect {
+		return dst, ErrServerAddressCount
+	}
+	for range n {
+		a, used, err := parseAddress(r.b)
+		if err != nil {
+			return dst, err
+		}
+		r.b = r.b[used:]
+		dst = append(dst, a)
+	}
+	return dst, nil
+}

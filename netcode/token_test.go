@@ -1,0 +1,226 @@
+package netcode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConnectTokenRejects(t *testing.T) {
+	v := loadVectors(t)
+	valid := []byte(v.ConnectToken.Bytes)
+	// Offsets in the public token.
+	const (
+		createAt  = VersionInfoBytes + 8
+		expireAt  = createAt + 8
+		timeoutAt = expireAt + 8 + ConnectTokenNonceBytes + ConnectTokenPrivateBytes
+		countAt   = timeoutAt + 4
+		addrAt    = countAt + 4
+	)
+	with := func(f func(b []byte)) []byte { b := bytes.Clone(valid); f(b); return b }
+	tests := []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"short", valid[:ConnectTokenBytes-1], ErrTokenSize},
+		{"version", with(func(b []byte) { b[0] = 'n' }), ErrVersion},
+		{"zero addresses", with(func(b []byte) { binary.LittleEndian.PutUint32(b[countAt:], 0) }), ErrServerAddressCount},
+		{"33 addresses", with(func(b []byte) { binary.LittleEndian.PutUint32(b[countAt:], 33) }), ErrServerAddressCount},
+		{"huge count", with(func(b []byte) { binary.LittleEndian.PutUint32(b[countAt:], 1<<31) }), ErrServerAddressCount},
+		{"address type 0", with(func(b []byte) { b[addrAt] = 0 }), ErrAddress},
+		{"address type 3", with(func(b []byte) { b[addrAt] = 3 }), ErrAddress},
+		{"created after expiry", with(func(b []byte) {
+			binary.LittleEndian.PutUint64(b[createAt:], binary.LittleEndian.Uint64(b[expireAt:])+1)
+		}), ErrTokenTimestamps},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tok ConnectToken
+			if err := tok.UnmarshalBinary(tt.b); !errors.Is(err, tt.want) {
+				t.Fatalf("UnmarshalBinary = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	// 32 addresses of the largest kind still fit.
+	var tok ConnectToken
+	if err := tok.UnmarshalBinary(valid); err != nil {
+		t.Fatal(err)
+	}
+	tok.ServerAddresses = nil
+	for i := range MaxServersPerConnect {
+		tok.ServerAddresses = append(tok.ServerAddresses, netip.AddrPortFrom(netip.MustParseAddr("2001:db8::1"), uint16(i)))
+	}
+	b, err := tok.MarshalBinary()
+	if err != nil || len(b) != ConnectTokenBytes {
+		t.Fatalf("32 IPv6 addresses: %d bytes, %v", len(b), err)
+	}
+	var back ConnectToken
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tok, back, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatal(diff)
+	}
+}
+
+func TestPrivateTokenRejects(t *testing.T) {
+	v := loadVectors(t)
+	valid := []byte(v.ConnectTokenPrivate.Plaintext)
+	var tok ConnectTokenPrivate
+	if err := tok.UnmarshalBinary(valid[:1023]); !errors.Is(err, ErrPacketSize) {
+		t.Errorf("short: %v", err)
+	}
+	b := bytes.Clone(valid)
+	binary.LittleEndian.PutUint32(b[12:], 0)
+	if err := tok.UnmarshalBinary(b); !errors.Is(err, ErrServerAddressCount) {
+		t.Errorf("zero addresses: %v", err)
+	}
+	b = bytes.Clone(valid)
+	b[16] = 3
+	if err := tok.UnmarshalBinary(b); !errors.Is(err, ErrAddress) {
+		t.Errorf("address type 3: %v", err)
+	}
+	if _, err := (&ConnectTokenPrivate{}).AppendBinary(nil); !errors.Is(err, ErrServerAddressCount) {
+		t.Errorf("encode with no address: %v", err)
+	}
+	sealed := [ConnectTokenPrivateBytes]byte(v.ConnectTokenPrivate.Encrypted)
+	nonce := [ConnectTokenNonceBytes]byte(v.Inputs.ConnectTokenNonce)
+	sealed[100] ^= 1
+	if err := NewTokenCipher(Key(v.Inputs.PrivateKey)).Open(&sealed, uint64(v.Inputs.ProtocolID), v.Inputs.ExpireTimestamp, &nonce, &tok); !errors.Is(err, ErrDecrypt) {
+		t.Errorf("tampered: %v", err)
+	}
+}
+
+func TestGenerateConnectToken(t *testing.T) {
+	key := Key{42}
+	public := []netip.AddrPort{netip.MustParseAddrPort("203.0.113.5:40000"), netip.MustParseAddrPort("[2001:db8::5]:40000")}
+	internal := []netip.AddrPort{netip.MustParseAddrPort("10.0.0.5:40000"), netip.MustParseAddrPort("10.0.0.6:40000")}
+	now := time.Unix(1_800_000_000, 0)
+	p := &TokenParams{
+		ClientID:          77,
+		PublicAddresses:   public,
+		InternalAddresses: internal,
+		Expiry:            1500 * time.Millisecond, // rounds up to 2 s
+		Timeout:           -time.Second,            // disabled
+		ProtocolID:        testProtocolID,
+		PrivateKey:        key,
+		UserData:          [UserDataBytes]byte{1, 2, 3},
+		Now:               now,
+	}
+	b, err := GenerateConnectToken(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok ConnectToken
+	if err := tok.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if tok.CreateTimestamp != uint64(now.Unix()) || tok.ExpireTimestamp != uint64(now.Unix())+2 || tok.TimeoutSeconds != -1 {
+		t.Fatalf("timestamps %d..%d timeout %d", tok.CreateTimestamp, tok.ExpireTimestamp, tok.TimeoutSeconds)
+	}
+	if diff := cmp.Diff(public, tok.ServerAddresses, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatalf("public part addresses: %s", diff)
+	}
+	var priv ConnectTokenPrivate
+	if err := NewTokenCipher(key).Open(&tok.PrivateData, tok.ProtocolID, tok.ExpireTimestamp, &tok.Nonce, &priv); err != nil {
+		t.Fatal(err)
+	}
+	want := ConnectTokenPrivate{
+		ClientID:          77,
+		TimeoutSeconds:    -1,
+		ServerAddresses:   internal,
+		ClientToServerKey: tok.ClientToServerKey,
+		ServerToClientKey: tok.ServerToClientKey,
+		UserData:          p.UserData,
+	}
+	if diff := cmp.Diff(want, priv, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatalf("private part (-want +got):\n%s", diff)
+	}
+	if tok.ClientToServerKey == tok.ServerToClientKey || tok.ClientToServerKey == (Key{}) {
+		t.Fatal("packet keys are not random")
+	}
+
+	// Zero values give the documented defaults.
+	b, err = GenerateConnectToken(&TokenParams{PublicAddresses: public[:1], Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if tok.ExpireTimestamp-tok.CreateTimestamp != 30 || tok.TimeoutSeconds != 5 {
+		t.Fatalf("defaults: expiry %d s, timeout %d s", tok.ExpireTimestamp-tok.CreateTimestamp, tok.TimeoutSeconds)
+	}
+}
+
+func TestGenerateConnectTokenErrors(t *testing.T) {
+	one := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:40000")}
+	many := make([]netip.AddrPort, 33)
+	for i := range many {
+		many[i] = one[0]
+	}
+	tests := []struct {
+		name string
+		p    TokenParams
+		want error
+	}{
+		{"no address", TokenParams{}, ErrServerAddressCount},
+		{"33 addresses", TokenParams{PublicAddresses: many}, ErrServerAddressCount},
+		{"internal count differs", TokenParams{PublicAddresses: one, InternalAddresses: many[:2]}, ErrServerAddressCount},
+		{"invalid address", TokenParams{PublicAddresses: []netip.AddrPort{{}}}, ErrAddress},
+		{"random source fails", TokenParams{PublicAddresses: one, Rand: &fixedReader{make([]byte, 40)}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := GenerateConnectToken(&tt.p)
+			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Fatalf("GenerateConnectToken = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if _, err := GenerateConnectToken(&TokenParams{PublicAddresses: one, Expiry: -time.Second}); err == nil {
+		t.Fatal("negative expiry accepted")
+	}
+}
+
+func TestTokenBase64(t *testing.T) {
+	v := loadVectors(t)
+	s := EncodeTokenBase64(v.ConnectToken.Bytes)
+	b, err := DecodeTokenBase64(s)
+	if err != nil || !bytes.Equal(b, v.ConnectToken.Bytes) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if _, err := DecodeTokenBase64(EncodeTokenBase64(make([]byte, 100))); !errors.Is(err, ErrTokenSize) {
+		t.Fatalf("short token: %v", err)
+	}
+	if _, err := DecodeTokenBase64(strings.Repeat("A", 1<<20)); !errors.Is(err, ErrTokenSize) {
+		t.Fatalf("huge input: %v", err)
+	}
+	if _, err := DecodeTokenBase64("!!!!"); err == nil {
+		t.Fatal("invalid base64 accepted")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	readme := "60 6a be 6e c9 19 10 ea 9a 65 62 f6 6f 2b 30 e4 43 71 d6 2c d1 99 27 26 6b 3c 60 f4 b7 15 ab a1"
+	k, err := ParseKeyHex(readme)
+	if err != nil || k[0] != 0x60 || k[31] != 0xa1 {
+		t.Fatalf("ParseKeyHex = %x, %v", k, err)
+	}
+	if _, err := ParseKeyHex("abcd"); !errors.Is(err, ErrKeySize) {
+		t.Fatalf("short key: %v", err)
+	}
+	if _, err := ParseKeyHex(strings.Repeat("zz", 32)); err == nil {
+		t.Fatal("non-hex key accepted")
+	}
+	if a, b := GenerateKey(), GenerateKey(); a == b || a == (Key{}) {
+		t.Fatal("GenerateKey is not random")
+	}
+}
