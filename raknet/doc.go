@@ -8,7 +8,9 @@
 //     online handshake messages that travel inside reliability frames
 //     (connection request, connection request accepted, new incoming
 //     connection, connected ping and pong, disconnection notification);
-//   - the Bedrock MOTD pong-data format (BedrockMOTD).
+//   - the Bedrock MOTD pong-data format (BedrockMOTD);
+//   - Ping, which asks a server for its GUID, round-trip time and pong
+//     data, and AnswerPing, the pure offline responder that answers it.
 //
 // Connections (Listen, Dial, Conn) are built on package reliability and are
 // not part of the package yet.
