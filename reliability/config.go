@@ -30,9 +30,9 @@ const (
 	DefaultInitialRTO           = 500 * time.Millisecond
 	DefaultACKDelay             = 10 * time.Millisecond
 	DefaultMaxOutstandingSplits = 32
-	DefaultMaxSplitParts        = 8192
+	DefaultMaxSplitParts        = 16384
 	DefaultMaxSplitMessages     = 64
-	DefaultMaxReassemblyBytes   = 8 << 20
+	DefaultMaxReassemblyBytes   = 16 << 20
 )
 
 // Config configures an Engine. The zero value is valid: every zero field
@@ -84,7 +84,7 @@ type Config struct {
 
 	// Reassembly limits for split messages from the peer: parts per
 	// message, messages reassembling at once, and bytes held. Parts beyond
-	// them are dropped without acknowledgement. Defaults 8192, 64, 8 MiB.
+	// them are dropped without acknowledgement. Defaults 16384, 64, 16 MiB.
 	MaxSplitParts      int
 	MaxSplitMessages   int
 	MaxReassemblyBytes int

@@ -55,8 +55,8 @@ type payloadPool struct {
 const (
 	poolMinClass    = 6  // 64 B
 	poolClasses     = 21 // up to 64 MiB
-	poolMaxBytes    = 8 << 20
-	poolMaxPerClass = 256
+	poolMaxBytes    = 16 << 20
+	poolMaxPerClass = 8192
 )
 
 func poolClass(n int) int {
