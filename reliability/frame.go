@@ -1,0 +1,157 @@
+package reliability
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Frame wire format (RakNet's "internal packet"), all inside a data
+// datagram, fields in this order, each present only for the kinds named:
+//
+//	u8      flags: reliability<<5 | split<<4 (low four bits zero)
+//	u16 BE  payload length in bits
+//	u24 LE  reliable message index       kinds 2, 3, 4, 6, 7
+//	u24 LE  sequencing index             kinds 1, 4
+//	u24 LE  ordering index               kinds 1, 3, 4, 7
+//	u8      ordering channel             kinds 1, 3, 4, 7
+//	u32 BE  split count                  split only
+//	u16 BE  split id                     split only
+//	u32 BE  split index                  split only
+//	        payload
+//
+// Length in bits: the original library reads BITS_TO_BYTES(length) bytes,
+// rounding up, because its API can send bit streams that end mid-byte. We
+// do the same, so a length that is not a multiple of 8 is accepted and the
+// payload is the rounded-up byte count; the unused low bits of the last
+// byte are the sender's business. Append always writes 8·len(Payload), so
+// such a frame re-encodes with the rounded-up length (the only way a
+// parsed frame does not re-encode byte for byte).
+
+const (
+	// MaxFramePayload is the largest payload one frame can describe: the
+	// bit length is a u16, so 65535 bits round down to 8191 whole bytes.
+	// Real frames are far smaller, since a frame never exceeds the MTU.
+	MaxFramePayload = 0xffff / 8
+	// MaxFrameHeaderLen is the longest frame header: flags, length, three
+	// 24-bit indexes, a channel and the ten bytes of split fields.
+	MaxFrameHeaderLen = 1 + 2 + 3 + 3 + 3 + 1 + 10
+	// splitFieldsLen is the size of the split count, id and index.
+	splitFieldsLen = 4 + 2 + 4
+)
+
+// FrameHeaderLen returns the size of a frame header of kind r, with or
+// without split fields; the payload follows it. Kinds 5, 6 and 7 have the
+// same layout as 0, 2 and 3.
+func FrameHeaderLen(r Reliability, split bool) int {
+	n := 3
+	if r.IsReliable() {
+		n += 3
+	}
+	if r.IsSequenced() {
+		n += 3
+	}
+	if r.HasOrderingChannel() {
+		n += 4
+	}
+	if split {
+		n += splitFieldsLen
+	}
+	return n
+}
+
+// Len returns the encoded size of f.
+func (f *Frame) Len() int { return FrameHeaderLen(f.Reliability, f.Split) + len(f.Payload) }
+
+// Append appends f to b. It writes f.Reliability.WireKind(), as the original
+// library does: receipts are the sender's business, so kinds 5, 6 and 7
+// travel as 0, 2 and 3. Indexes are reduced to 24 bits. The payload must
+// be 1..MaxFramePayload bytes; Append panics otherwise, since a longer
+// payload cannot be described and an empty one is never valid (that is a
+// bug in the caller, not bad input). The channel is written as given, so a
+// test can build the frames a hostile peer would send.
+func (f *Frame) Append(b []byte) []byte {
+	if len(f.Payload) == 0 || len(f.Payload) > MaxFramePayload {
+		panic(fmt.Sprintf("reliability: frame payload of %d bytes (want 1..%d)", len(f.Payload), MaxFramePayload))
+	}
+	r := f.Reliability.WireKind() & 7
+	flags := byte(r) << 5
+	if f.Split {
+		flags |= 0x10
+	}
+	b = append(b, flags)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(f.Payload)*8))
+	if r.IsReliable() {
+		b = appendU24(b, f.ReliableIndex)
+	}
+	if r.IsSequenced() {
+		b = appendU24(b, f.SequencingIndex)
+	}
+	if r.HasOrderingChannel() {
+		b = appendU24(b, f.OrderingIndex)
+		b = append(b, f.OrderingChannel)
+	}
+	if f.Split {
+		b = binary.BigEndian.AppendUint32(b, f.SplitCount)
+		b = binary.BigEndian.AppendUint16(b, f.SplitID)
+		b = binary.BigEndian.AppendUint32(b, f.SplitIndex)
+	}
+	return append(b, f.Payload...)
+}
+
+// ParseFrame parses one frame from the start of b into f, overwriting every
+// field, and returns the bytes it used. f.Payload aliases b. Fields the
+// kind does not carry are set to zero.
+//
+// Errors: ErrTruncated when b ends inside the frame; ErrZeroLength for an
+// empty payload (both leave n = 0: nothing after this point can be
+// delimited). ErrFrameChannel (channel >= 32) and ErrFrameSplit (split
+// count 0, or index >= count) come with n set to the whole frame's length,
+// so the caller can skip just this frame.
+func ParseFrame(b []byte, f *Frame) (n int, err error) {
+	*f = Frame{}
+	if len(b) < 3 {
+		return 0, ErrTruncated
+	}
+	r := Reliability(b[0] >> 5)
+	split := b[0]&0x10 != 0
+	bits := int(binary.BigEndian.Uint16(b[1:]))
+	if bits == 0 {
+		return 0, ErrZeroLength
+	}
+	size := (bits + 7) / 8
+	hdr := FrameHeaderLen(r, split)
+	if len(b) < hdr+size {
+		return 0, ErrTruncated
+	}
+	f.Reliability = r
+	f.Split = split
+	p := 3
+	if r.IsReliable() {
+		f.ReliableIndex = u24(b[p:])
+		p += 3
+	}
+	if r.IsSequenced() {
+		f.SequencingIndex = u24(b[p:])
+		p += 3
+	}
+	if r.HasOrderingChannel() {
+		f.OrderingIndex = u24(b[p:])
+		f.OrderingChannel = b[p+3]
+		p += 4
+	}
+	if split {
+		f.SplitCount = binary.BigEndian.Uint32(b[p:])
+		f.SplitID = binary.BigEndian.Uint16(b[p+4:])
+		f.SplitIndex = binary.BigEndian.Uint32(b[p+6:])
+		p += splitFieldsLen
+	}
+	f.Payload = b[p : p+size : p+size]
+	n = p + size
+	switch {
+	case f.OrderingChannel >= NumOrderingChannels:
+		return n, ErrFrameChannel
+	case split && (f.SplitCount == 0 || f.SplitIndex >= f.SplitCount):
+		return n, ErrFrameSplit
+	}
+	return n, nil
+}
