@@ -1,0 +1,144 @@
+package reliability
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// netPair wires two engines back to back through a simulated link with
+// seeded loss, duplication, delay and jitter (jitter reorders), driven by
+// a fake clock that jumps from event to event.
+type netPair struct {
+	tb     testing.TB
+	e      [2]*Engine
+	now    time.Time
+	rng    *rand.Rand
+	imp    impair
+	q      []pkt // sorted by arrival time
+	buf    []byte
+	onRecv func(side int, m Message) // called for each delivered message
+	sent   [2]int                    // data datagrams handed out
+	seq    int
+}
+
+type impair struct {
+	loss, dup     float64
+	delay, jitter time.Duration
+}
+
+type pkt struct {
+	at  time.Time
+	seq int
+	to  int
+	b   []byte
+}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newNetPair(tb testing.TB, seed uint64, cfg Config, imp impair) *netPair {
+	tb.Helper()
+	p := &netPair{tb: tb, now: epoch, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), imp: imp}
+	for i := range p.e {
+		e, err := New(cfg)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		p.e[i] = e
+	}
+	return p
+}
+
+// pump collects every datagram both engines want to send now and drains
+// delivered messages.
+func (p *netPair) pump() {
+	for side, e := range p.e {
+		for {
+			var ok bool
+			p.buf, ok = e.AppendDatagram(p.buf[:0], p.now)
+			if !ok {
+				break
+			}
+			if ClassifyDatagram(p.buf) == DatagramData {
+				p.sent[side]++
+			}
+			copies := 1
+			if p.rng.Float64() < p.imp.loss {
+				copies = 0
+			} else if p.rng.Float64() < p.imp.dup {
+				copies = 2
+			}
+			for range copies {
+				d := p.imp.delay
+				if p.imp.jitter > 0 {
+					d += time.Duration(p.rng.Int64N(int64(p.imp.jitter)))
+				}
+				p.seq++
+				k := pkt{at: p.now.Add(d), seq: p.seq, to: 1 - side, b: slices.Clone(p.buf)}
+				i, _ := slices.BinarySearchFunc(p.q, k, func(a, b pkt) int {
+					if c := a.at.Compare(b.at); c != 0 {
+						return c
+					}
+					return a.seq - b.seq
+				})
+				p.q = slices.Insert(p.q, i, k)
+			}
+		}
+		for {
+			m, ok := e.ReadMessage()
+			if !ok {
+				break
+			}
+			if p.onRecv != nil {
+				p.onRecv(side, m)
+			}
+		}
+	}
+}
+
+// next returns the time of the next event, or false if nothing is pending.
+func (p *netPair) next() (time.Time, bool) {
+	var t time.Time
+	if len(p.q) > 0 {
+		t = p.q[0].at
+	}
+	for _, e := range p.e {
+		if nt := e.NextTimeout(); !nt.IsZero() && (t.IsZero() || nt.Before(t)) {
+			t = nt
+		}
+	}
+	return t, !t.IsZero()
+}
+
+// run advances the simulation until done returns true or limit of
+// simulated time passes; it fails the test on the limit.
+func (p *netPair) run(limit time.Duration, done func() bool) {
+	p.tb.Helper()
+	end := p.now.Add(limit)
+	p.pump()
+	for !done() {
+		t, ok := p.next()
+		if !ok {
+			p.tb.Fatalf("simulation idle before done at %v", p.now.Sub(epoch))
+		}
+		if t.After(p.now) {
+			p.now = t
+		}
+		if p.now.After(end) {
+			for _, e := range p.e {
+				p.tb.Logf("splitsOut=%d relspan=%d resend=%d sentspan=%d count=%d q=%d,%d,%d,%d next=%v pace=%v", e.splitsOut, e.rel.span(), e.resend.len(), e.sent.span(), e.sent.count,
+					e.queues[0].len(), e.queues[1].len(), e.queues[2].len(), e.queues[3].len(), e.NextTimeout().Sub(p.now), e.paceAt.Sub(p.now))
+			}
+			p.tb.Logf("A: %+v", p.e[0].Stats())
+			p.tb.Logf("B: %+v", p.e[1].Stats())
+			p.tb.Fatalf("simulation did not finish within %v", limit)
+		}
+		for len(p.q) > 0 && !p.q[0].at.After(p.now) {
+			k := p.q[0]
+			p.q = p.q[1:]
+			p.e[k.to].Receive(k.b, p.now)
+		}
+		p.pump()
+	}
+}

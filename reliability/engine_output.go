@@ -1,0 +1,318 @@
+package reliability
+
+import "time"
+
+// AppendDatagram appends the next datagram to send to dst and returns it
+// with true, or returns dst unchanged and false when nothing is due now.
+// Call it in a loop until it returns false, writing each datagram out,
+// after every Receive and whenever NextTimeout passes. It also runs the
+// timers: retransmission timeouts, delayed ACKs and the dead-connection
+// check.
+//
+// Order: a due ACK, then NAKs, then data (resends before new frames)
+// within the congestion window and the pacer's budget.
+func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
+	if e.closed || e.dead {
+		return dst, false
+	}
+	e.observe(now)
+	e.onTimers(now)
+	if e.dead {
+		return dst, false
+	}
+	t := &e.rx.track
+	if due := t.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
+		b := t.appendList(dst, &t.ackNums, false, e.maxDgram)
+		e.countOut(len(b) - len(dst))
+		e.stats.ACKsSent++
+		return b, true
+	}
+	if len(t.nakNums) > 0 {
+		b := t.appendList(dst, &t.nakNums, true, e.maxDgram)
+		e.countOut(len(b) - len(dst))
+		e.stats.NAKsSent++
+		return b, true
+	}
+	return e.appendData(dst, now)
+}
+
+func (e *Engine) countOut(n int) {
+	e.stats.DatagramsSent++
+	e.stats.BytesSent += uint64(n)
+}
+
+// onTimers declares datagrams lost whose retransmission timeout passed and
+// checks for a dead connection.
+func (e *Engine) onTimers(now time.Time) {
+	rto := e.rtt.rto(&e.cfg, e.backoff)
+	expired := false
+	for d := e.sent.oldest(); d != nil; d = e.sent.oldest() {
+		if now.Before(d.sentAt.Add(rto)) {
+			break
+		}
+		e.lose(d, now)
+		expired = true
+	}
+	if expired && e.backoff < 16 {
+		e.backoff++
+	}
+	e.checkDead(now)
+}
+
+// appendData builds one data datagram from resends and queued messages.
+func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
+	if !e.hasDataToSend() || e.sent.span() >= maxInFlightDatagrams || !e.cc.canSend(e.inFlight, e.maxDgram) {
+		return dst, false
+	}
+	rate := e.cc.pacingRate(e.rtt.srtt, e.rtt.hasSample)
+	e.cc.refill(now, rate)
+	if at := e.cc.paced(now, e.maxDgram, rate); !at.IsZero() {
+		e.paceAt = at
+		return dst, false
+	}
+	e.paceAt = time.Time{}
+
+	if !e.outstanding() {
+		e.progressAt = now
+	}
+	start := len(dst)
+	d := e.sent.add(now)
+	h := DataHeader{ContinuousSend: e.inFlight > 0, Number: d.num}
+	b := h.Append(dst)
+	limit := start + e.maxDgram
+
+	// Resends first: they are the oldest data and hold up the peer's
+	// ordering channels.
+	for e.resend.len() > 0 {
+		ref := e.resend.peek()
+		m := ref.msg
+		if !ref.live() || m.isAcked(ref.part) {
+			e.resend.pop()
+			continue
+		}
+		f := e.frameFor(m, ref.part)
+		f.ReliableIndex = ref.relIndex
+		if len(b)+f.Len() > limit {
+			break
+		}
+		b = f.Append(b)
+		r := e.resend.pop()
+		r.resend = true
+		d.refs = append(d.refs, r)
+		e.stats.Resends++
+		e.stats.FramesSent++
+	}
+
+	// New frames, by priority.
+	var skip [numPriorities]bool
+	for {
+		p, ok := e.nextClass(&skip)
+		if !ok {
+			break
+		}
+		m := *e.queues[p].peek()
+		f := e.frameFor(m, m.nextPart)
+		if len(b)+f.Len() > limit {
+			skip[p] = true
+			continue
+		}
+		if m.wire.IsReliable() {
+			f.ReliableIndex = e.rel.assign()
+		}
+		if m.split && m.nextPart == 0 {
+			m.splitID = e.nextSplitID
+			f.SplitID = m.splitID
+			e.nextSplitID++
+			e.splitsOut++
+		}
+		b = f.Append(b)
+		e.stats.FramesSent++
+		if p != Immediate {
+			e.credits[p]--
+		}
+		part := m.nextPart
+		m.nextPart++
+		done := m.nextPart == m.parts
+		if done {
+			e.queues[p].pop()
+			e.queuedMsgs--
+		}
+		switch {
+		case m.wire.IsReliable():
+			d.refs = append(d.refs, frameRef{msg: m, gen: m.gen, part: part, relIndex: f.ReliableIndex})
+		case m.kind.WantsReceipt():
+			d.refs = append(d.refs, frameRef{msg: m, gen: m.gen, part: part})
+		case done:
+			e.release(m) // unreliable: the bytes are on the wire, nothing to wait for
+		}
+	}
+
+	if len(b) == start+DataHeaderLen {
+		// Nothing fitted after all (every candidate was skipped): undo.
+		e.sent.next = d.num
+		d.inFlight = false
+		e.sent.count--
+		return dst, false
+	}
+	d.size = len(b) - start
+	e.inFlight += d.size
+	e.cc.spend(d.size)
+	e.countOut(d.size)
+	return b, true
+}
+
+// nextClass picks the priority class that supplies the next frame:
+// Immediate first, then High, Medium and Low by weighted round robin.
+func (e *Engine) nextClass(skip *[numPriorities]bool) (Priority, bool) {
+	can := func(p Priority) bool {
+		return !skip[p] && e.queues[p].len() > 0 && e.sendable(*e.queues[p].peek())
+	}
+	if can(Immediate) {
+		return Immediate, true
+	}
+	for round := 0; round < 2; round++ {
+		any := false
+		for p := High; p < numPriorities; p++ {
+			if !can(p) {
+				continue
+			}
+			any = true
+			if e.credits[p] > 0 {
+				return p, true
+			}
+		}
+		if !any {
+			return 0, false
+		}
+		e.credits = priorityWeights // every eligible class spent its turn: new round
+	}
+	return 0, false
+}
+
+// frameFor describes part i of m; the caller sets ReliableIndex.
+func (e *Engine) frameFor(m *outMsg, i uint32) Frame {
+	f := Frame{
+		Reliability:     m.wire,
+		OrderingIndex:   m.orderingIndex,
+		SequencingIndex: m.sequencingIndex,
+		OrderingChannel: m.channel,
+		Payload:         m.part(i),
+	}
+	if m.split {
+		f.Split = true
+		f.SplitCount = m.parts
+		f.SplitID = m.splitID
+		f.SplitIndex = i
+	}
+	return f
+}
+
+// lose handles a data datagram reported missing or timed out: reliable
+// frames go to the resend queue, unreliable receipts report loss.
+func (e *Engine) lose(d *sentDatagram, now time.Time) {
+	for i := range d.refs {
+		r := &d.refs[i]
+		if !r.live() {
+			continue
+		}
+		m := r.msg
+		if m.wire.IsReliable() {
+			if !m.isAcked(r.part) {
+				e.resend.push(*r)
+			}
+			continue
+		}
+		e.finish(m, EventLost)
+	}
+	e.inFlight -= d.size
+	e.cc.onLoss(d.sentAt, now)
+	e.stats.DatagramsLost++
+	e.stats.LossRate += (1 - e.stats.LossRate) * lossWeight
+	e.sent.retire(d)
+}
+
+// acked handles a data datagram the peer acknowledged.
+func (e *Engine) acked(d *sentDatagram) {
+	for i := range d.refs {
+		r := &d.refs[i]
+		if !r.live() {
+			continue
+		}
+		m := r.msg
+		if !m.wire.IsReliable() {
+			e.finish(m, EventAcked)
+			continue
+		}
+		if m.isAcked(r.part) {
+			continue
+		}
+		m.setAcked(r.part)
+		e.rel.ack(r.relIndex)
+		m.unacked--
+		if m.unacked == 0 {
+			e.finish(m, EventAcked)
+		}
+	}
+	e.inFlight -= d.size
+	e.cc.onAck(d.size, d.sentAt)
+	e.stats.LossRate -= e.stats.LossRate * lossWeight
+	e.sent.retire(d)
+}
+
+// onAckDatagram applies a parsed ACK or NAK. The work is bounded by the
+// in-flight window, whatever the ranges claim: each range is intersected
+// with the window and only the intersection is visited, and the total
+// visited across all ranges may not exceed the window's span.
+func (e *Engine) onAckDatagram(a *Ack, now time.Time) {
+	budget := e.sent.span()
+	var newest *sentDatagram
+	var newestAt time.Time
+	progress := false
+	for _, rg := range a.Ranges {
+		span := e.sent.span()
+		if span == 0 {
+			break
+		}
+		// The window base..base+span-1 may wrap past 2^24-1: at most two
+		// numeric segments.
+		segs := [2][2]uint32{{e.sent.base, 0}, {0, 0}}
+		n := 1
+		if end := int(e.sent.base) + span - 1; end < seqSpace {
+			segs[0][1] = uint32(end)
+		} else {
+			segs[0][1] = seqMask
+			segs[1] = [2]uint32{0, uint32(end - seqSpace)}
+			n = 2
+		}
+		for _, s := range segs[:n] {
+			lo, hi := max(rg.Min&seqMask, s[0]), min(rg.Max&seqMask, s[1])
+			for num := lo; lo <= hi && num <= hi; num++ {
+				if budget--; budget < 0 {
+					e.stats.Drops.ACKWorkExceeded++
+					goto done
+				}
+				d := e.sent.lookup(num)
+				if d == nil {
+					continue
+				}
+				if a.NAK {
+					e.lose(d, now)
+					continue
+				}
+				if newest == nil || d.sentAt.After(newestAt) {
+					newest, newestAt = d, d.sentAt
+				}
+				e.acked(d)
+				progress = true
+			}
+		}
+	}
+done:
+	if newest != nil {
+		e.rtt.update(now.Sub(newestAt))
+	}
+	if progress {
+		e.backoff = 0
+		e.progressAt = now
+	}
+}
