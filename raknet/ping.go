@@ -135,8 +135,15 @@ func drivePing(ctx context.Context, conn transport.Conn, p *pinger, log zerolog.
 
 	buf := make([]byte, 4096)
 	var out []byte
+	deadline, hasDeadline := ctx.Deadline()
 	for {
 		now := time.Now()
+		// Checked here as well as through ctx because the context's timer
+		// and the read deadline may fire at the same instant in either
+		// order; no ping goes out once the deadline has passed.
+		if hasDeadline && !now.Before(deadline) {
+			return PingResult{}, context.DeadlineExceeded
+		}
 		var wake time.Time
 		out, wake = p.poll(now, out[:0])
 		if len(out) > 0 {
