@@ -85,6 +85,10 @@ func (p *netPair) pump() {
 				p.q = slices.Insert(p.q, i, k)
 			}
 		}
+		// The in-flight windows stay inside a Bedrock client's limits.
+		if e.rel.span() > maxReliableSpan || e.splitsOut > e.cfg.MaxOutstandingSplits {
+			p.tb.Fatalf("engine %d: %d reliable indexes and %d split messages in flight", side, e.rel.span(), e.splitsOut)
+		}
 		for {
 			m, ok := e.ReadMessage()
 			if !ok {
