@@ -1,11 +1,14 @@
 package raknet
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"testing"
+
+	"github.com/netrak/netrak/reliability"
 )
 
 // captured is one UDP payload of testdata/raknet_cpp_session.json, a
@@ -53,14 +56,9 @@ func captureOffline(tb testing.TB) [][]byte {
 }
 
 // captureOnline returns the payloads of the unsplit frames in the
-// capture's data datagrams whose first byte is one of ids.
-//
-// The reliability package's frame decoder did not exist when these tests
-// were written, so this walks the frame layout by hand (NOTES.md, "Frame"):
-// a 4-byte datagram header, then per frame a flags byte, a u16 BE length in
-// bits, a u24 reliable index for reliable kinds, a u24 sequencing index for
-// sequenced kinds, a u24 ordering index and u8 channel for ordered and
-// sequenced kinds, and 10 bytes of split fields when split.
+// capture's data datagrams whose first byte is one of ids. Frames are
+// decoded with package reliability's wire code, so these tests also check
+// that the two packages agree on the original library's framing.
 func captureOnline(tb testing.TB, ids ...byte) [][]byte {
 	tb.Helper()
 	want := map[byte]bool{}
@@ -69,39 +67,27 @@ func captureOnline(tb testing.TB, ids ...byte) [][]byte {
 	}
 	var out [][]byte
 	for i, d := range loadCapture(tb) {
-		b := d.bytes
-		if len(b) == 0 || b[0]&0x80 == 0 || b[0]&0x40 != 0 || b[0]&0x20 != 0 {
-			continue // offline, ACK or NAK
+		if IsOffline(d.bytes) {
+			continue
 		}
-		off := 4
-		for off < len(b) {
-			if off+3 > len(b) {
-				tb.Fatalf("datagram %d: truncated frame header", i)
+		_, frames, err := reliability.ParseDataDatagram(d.bytes)
+		if errors.Is(err, reliability.ErrWrongDatagramType) {
+			continue // ACK or NAK
+		}
+		if err != nil {
+			tb.Fatalf("datagram %d: %v", i, err)
+		}
+		for {
+			var f reliability.Frame
+			err := frames.Next(&f)
+			if err == io.EOF {
+				break
 			}
-			flags := b[off]
-			n := (int(binary.BigEndian.Uint16(b[off+1:])) + 7) / 8
-			off += 3
-			switch kind := flags >> 5; kind {
-			case 2, 6:
-				off += 3
-			case 3, 7:
-				off += 3 + 4
-			case 4:
-				off += 3 + 3 + 4
-			case 1:
-				off += 3 + 4
+			if err != nil {
+				tb.Fatalf("datagram %d: %v", i, err)
 			}
-			split := flags&0x10 != 0
-			if split {
-				off += 10
-			}
-			if off+n > len(b) {
-				tb.Fatalf("datagram %d: truncated frame", i)
-			}
-			payload := b[off : off+n]
-			off += n
-			if !split && n > 0 && want[payload[0]] {
-				out = append(out, payload)
+			if !f.Split && len(f.Payload) > 0 && want[f.Payload[0]] {
+				out = append(out, f.Payload)
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	goraknet "github.com/sandertv/go-raknet"
+
+	"github.com/netrak/netrak/transport"
 )
 
 // Interop with go-raknet v1.15.0 over real loopback UDP.
@@ -48,7 +50,7 @@ func TestInteropGoRaknetPingsResponder(t *testing.T) {
 		readable bool // go-raknet reads only length-prefixed pongs
 	}{{PongPrefixed, true}, {PongRaw, false}} {
 		t.Run(tt.enc.String(), func(t *testing.T) {
-			server, err := listenUDP("udp4")
+			server, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,6 +36,10 @@ type PingResult struct {
 // ping again.
 const DefaultPingInterval = time.Second
 
+// pingSocketBuffer sizes the socket Ping opens: a few pongs at most are in
+// flight, so the large defaults of a connection's socket are not needed.
+const pingSocketBuffer = 64 << 10
+
 // PingConfig configures a ping. The zero value is ready to use.
 type PingConfig struct {
 	// Conn is the endpoint to ping from. Ping reads from it and manages its
@@ -86,7 +90,7 @@ func (c *PingConfig) Ping(ctx context.Context, addr netip.AddrPort) (PingResult,
 		if addr.Addr().Is6() {
 			network = "udp6"
 		}
-		uc, err := listenUDP(network)
+		uc, err := transport.ListenUDP(network, ":0", transport.UDPConfig{ReadBuffer: pingSocketBuffer, WriteBuffer: pingSocketBuffer, Logger: c.Logger})
 		if err != nil {
 			return PingResult{}, fmt.Errorf("raknet: ping %v: %w", addr, err)
 		}

@@ -160,7 +160,7 @@ func serveResponder(conn transport.Conn, r *PongResponse) {
 }
 
 func TestPingLoopbackUDP(t *testing.T) {
-	server, err := listenUDP("udp4")
+	server, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +187,12 @@ func TestPingLoopbackUDP(t *testing.T) {
 
 func TestPingContextEnds(t *testing.T) {
 	// Nobody answers: Ping returns once ctx is cancelled, with ctx's error.
-	silent, err := listenUDP("udp4")
+	silent, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	conn, err := listenUDP("udp4")
+	conn, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
