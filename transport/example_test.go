@@ -53,3 +53,29 @@ func ExampleReadContext() {
 	fmt.Println(errors.Is(err, context.DeadlineExceeded))
 	// Output: true
 }
+
+func ExampleListenUDP() {
+	server, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer server.Close()
+	client, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{DSCP: 46})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	client.WriteTo([]byte("ping"), server.LocalAddr())
+	buf := make([]byte, 1500)
+	server.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, from, err := server.ReadFrom(buf)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s from the client: %v\n", buf[:n], from == client.LocalAddr())
+	// Output: ping from the client: true
+}
