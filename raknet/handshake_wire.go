@@ -77,7 +77,9 @@ func InternalAddressCount(protocol uint8) int {
 // parseAddressList reads addresses from b until exactly 16 bytes (the two
 // times) remain, and returns the rest.
 func parseAddressList(b []byte) ([]netip.AddrPort, []byte, error) {
-	var list []netip.AddrPort
+	// One allocation: at most this many addresses fit, IPv4 being the
+	// shortest form.
+	list := make([]netip.AddrPort, 0, min(MaxInternalAddresses, max(0, len(b)-16)/addressLen4))
 	for len(b) > 16 {
 		if len(list) == MaxInternalAddresses {
 			return nil, nil, ErrTooManyAddresses

@@ -3,6 +3,7 @@ package raknet
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 )
 
 // OpenConnectionRequest1 starts the open-connection handshake and probes
@@ -32,7 +33,11 @@ func (r *OpenConnectionRequest1) Append(b []byte) ([]byte, error) {
 	b = append(b, IDOpenConnectionRequest1)
 	b = append(b, Magic[:]...)
 	b = append(b, r.Protocol)
-	return append(b, make([]byte, r.Len()-openConnectionRequest1MinLen)...), nil
+	pad := r.Len() - openConnectionRequest1MinLen
+	b = slices.Grow(b, pad)
+	b = b[:len(b)+pad]
+	clear(b[len(b)-pad:])
+	return b, nil
 }
 
 // ParseOpenConnectionRequest1 decodes a request 1. The MTU comes from the
