@@ -1,0 +1,312 @@
+package reliability
+
+// ackQueue is the receive side's record of data datagram numbers. It
+// answers "is this datagram new?" (duplicates, hopelessly old numbers and
+// numbers implausibly far ahead are refused), and it collects what to
+// report back: ACK ranges for datagrams received, NAK ranges for gaps.
+//
+// Memory is bounded whatever the peer sends: a fixed bitmap of the last
+// ackWindow numbers, and at most ackMaxPendingRanges pending ranges of each
+// kind. A gap costs one NAK range however long it is, and nothing is ever
+// expanded number by number beyond the bitmap's size.
+//
+// The zero value is ready; the first number expected is 0, as in RakNet.
+// It reads no clock: the engine decides when to flush (RakNet ACKs within
+// about 10 ms), for example by noting when pendingACK goes from 0 to 1.
+//
+// Use:
+//
+//	switch q.check(num) {
+//	case ackNew:          // process the frames, then, unless a reliable
+//		q.record(num) //   frame had to be refused, acknowledge it
+//	default:              // drop the datagram, count the verdict
+//	}
+//	...
+//	b = q.appendACK(b, maxDatagram) // when the ACK timer fires
+//	b = q.appendNAK(b, maxDatagram)
+type ackQueue struct {
+	next uint32                 // one past the newest number recorded
+	seen [ackWindow / 64]uint64 // bit n%ackWindow: n received, for n in [next-ackWindow, next)
+	acks rangeSet               // received, not yet acknowledged
+	naks rangeSet               // found missing, not yet reported
+	// nakOverflow counts gaps that could not be queued for a NAK because
+	// the NAK list was full; the peer's retransmission timer covers them.
+	nakOverflow uint64
+}
+
+const (
+	// ackWindow is how many numbers below the newest are remembered for
+	// duplicate detection. An older number cannot be told apart from a
+	// duplicate and is refused; its frames were resent under new numbers
+	// long ago.
+	ackWindow = 8192
+	// ackMaxAhead bounds how far past the newest number a datagram may be.
+	// A peer's datagrams in flight are bounded by its congestion window;
+	// a larger jump is hostile (or from another session) and is refused.
+	ackMaxAhead = 1 << 15
+	// ackMaxPendingRanges bounds each of the ACK and NAK lists between
+	// flushes. A range is 8 bytes.
+	ackMaxPendingRanges = 4096
+	// ackMaxSpan bounds the distance between the oldest and newest pending
+	// numbers, far inside the 2^23 that serial arithmetic can order. Only
+	// an engine that never flushes gets near it.
+	ackMaxSpan = 1 << 22
+)
+
+// ackVerdict is ackQueue.check's answer.
+type ackVerdict uint8
+
+const (
+	// ackNew: a number not seen before.
+	ackNew ackVerdict = iota
+	// ackDuplicate: received before; drop the datagram.
+	ackDuplicate
+	// ackTooOld: more than ackWindow below the newest; drop it.
+	ackTooOld
+	// ackTooFarAhead: more than ackMaxAhead above the newest; drop it.
+	ackTooFarAhead
+	// ackListFull: the ACK list is full (the engine has not flushed);
+	// drop the datagram unacknowledged, and the peer sends its reliable
+	// frames again.
+	ackListFull
+)
+
+func (v ackVerdict) String() string {
+	switch v {
+	case ackNew:
+		return "new"
+	case ackDuplicate:
+		return "duplicate"
+	case ackTooOld:
+		return "too old"
+	case ackTooFarAhead:
+		return "too far ahead"
+	case ackListFull:
+		return "ack list full"
+	}
+	return "ackVerdict(invalid)"
+}
+
+func (q *ackQueue) bit(n uint32) (*uint64, uint64) {
+	i := n % ackWindow
+	return &q.seen[i/64], 1 << (i % 64)
+}
+
+// check classifies datagram number num without changing anything.
+func (q *ackQueue) check(num uint32) ackVerdict {
+	d := seqDiff(num&seqMask, q.next)
+	switch {
+	case d >= ackMaxAhead:
+		return ackTooFarAhead
+	case d < -ackWindow:
+		return ackTooOld
+	case d < 0:
+		if w, m := q.bit(num); *w&m != 0 {
+			return ackDuplicate
+		}
+	}
+	if q.acks.full() || (q.acks.len() > 0 && seqDiff(num&seqMask, q.acks.r[0].Min) >= ackMaxSpan) {
+		return ackListFull
+	}
+	return ackNew
+}
+
+// record marks num received and queues it for an ACK; a jump past the
+// newest number queues the gap for a NAK, and a late number fills its place
+// in a gap not yet reported. The caller has had ackNew from check(num).
+func (q *ackQueue) record(num uint32) {
+	num &= seqMask
+	d := seqDiff(num, q.next)
+	if d < 0 {
+		w, m := q.bit(num)
+		*w |= m
+		q.naks.remove(num)
+		q.acks.add(num)
+		return
+	}
+	// Unreported gaps this old are stale; dropping them keeps the NAK
+	// list within serial arithmetic's reach (the check on the ACK list
+	// does the same for it).
+	q.naks.dropOlderThan(seqAdd(num, seqSpace-ackMaxSpan))
+	if d > 0 {
+		// Numbers next..num-1 are missing: forget whatever their bitmap
+		// slots held (they now stand for these numbers) and report them.
+		q.clearBits(q.next, uint32(min(int(d), ackWindow)))
+		if !q.naks.addRange(q.next, seqAdd(num, seqMask)) {
+			q.nakOverflow++
+		}
+	}
+	w, m := q.bit(num)
+	*w |= m
+	q.acks.add(num)
+	q.next = seqAdd(num, 1)
+}
+
+// clearBits clears the bitmap slots of n consecutive numbers from from.
+func (q *ackQueue) clearBits(from, n uint32) {
+	for n > 0 {
+		i := from % ackWindow
+		if i%64 == 0 && n >= 64 {
+			q.seen[i/64] = 0
+			from, n = seqAdd(from, 64), n-64
+			continue
+		}
+		q.seen[i/64] &^= 1 << (i % 64)
+		from, n = seqAdd(from, 1), n-1
+	}
+}
+
+// pendingACK and pendingNAK return how many ranges wait to be sent.
+func (q *ackQueue) pendingACK() int { return q.acks.len() }
+func (q *ackQueue) pendingNAK() int { return q.naks.len() }
+
+// appendACK appends one ACK datagram of at most maxLen bytes carrying the
+// oldest pending ACK ranges, and forgets them. With nothing pending, or
+// maxLen too small for one range, it returns b unchanged. Call it again
+// while pendingACK() > 0 to send the rest.
+func (q *ackQueue) appendACK(b []byte, maxLen int) []byte {
+	return q.acks.appendDatagram(b, false, maxLen)
+}
+
+// appendNAK is appendACK for the missing datagrams.
+func (q *ackQueue) appendNAK(b []byte, maxLen int) []byte {
+	return q.naks.appendDatagram(b, true, maxLen)
+}
+
+// rangeSet is a bounded set of 24-bit numbers kept as sorted, disjoint,
+// non-adjacent ranges. Its values must lie within 2^23 of each other (the
+// ackQueue windows guarantee it), so that serial order is a total order;
+// ranges never wrap (a run through 0xffffff -> 0 is two ranges).
+type rangeSet struct {
+	r []Range
+}
+
+func (s *rangeSet) len() int   { return len(s.r) }
+func (s *rangeSet) full() bool { return len(s.r) >= ackMaxPendingRanges }
+
+// search returns the index of the first range whose Max is not before n.
+func (s *rangeSet) search(n uint32) int {
+	lo, hi := 0, len(s.r)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if seqLess(s.r[mid].Max, n) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// adjacent reports whether b starts right after a ends, without wrapping.
+func adjacent(aMax, bMin uint32) bool { return aMax != seqMask && aMax+1 == bMin }
+
+// add inserts n and reports whether it could (false: the set is full).
+func (s *rangeSet) add(n uint32) bool {
+	// Fast path: numbers mostly arrive in order.
+	if k := len(s.r); k > 0 && seqLess(s.r[k-1].Max, n) {
+		if adjacent(s.r[k-1].Max, n) {
+			s.r[k-1].Max = n
+			return true
+		}
+		if s.full() {
+			return false
+		}
+		s.r = append(s.r, Range{n, n})
+		return true
+	}
+	i := s.search(n)
+	if i < len(s.r) && !seqLess(n, s.r[i].Min) {
+		return true // already inside r[i]
+	}
+	joinPrev := i > 0 && adjacent(s.r[i-1].Max, n)
+	joinNext := i < len(s.r) && adjacent(n, s.r[i].Min)
+	switch {
+	case joinPrev && joinNext:
+		s.r[i-1].Max = s.r[i].Max
+		s.r = append(s.r[:i], s.r[i+1:]...)
+	case joinPrev:
+		s.r[i-1].Max = n
+	case joinNext:
+		s.r[i].Min = n
+	default:
+		if s.full() {
+			return false
+		}
+		s.r = append(s.r, Range{})
+		copy(s.r[i+1:], s.r[i:])
+		s.r[i] = Range{n, n}
+	}
+	return true
+}
+
+// addRange appends the run from..to (serially from <= to, and after every
+// number already in the set), splitting it at the 24-bit wrap. It reports
+// false if the set is full.
+func (s *rangeSet) addRange(from, to uint32) bool {
+	if from > to { // crosses the wrap
+		return s.addRange(from, seqMask) && s.addRange(0, to)
+	}
+	if k := len(s.r); k > 0 && adjacent(s.r[k-1].Max, from) {
+		s.r[k-1].Max = to
+		return true
+	}
+	if s.full() {
+		return false
+	}
+	s.r = append(s.r, Range{from, to})
+	return true
+}
+
+// remove deletes n if present, splitting its range if needed. A split
+// past the bound is not possible: it is refused and n stays (a NAK for a
+// datagram that did arrive only costs a spurious resend).
+func (s *rangeSet) remove(n uint32) {
+	i := s.search(n)
+	if i == len(s.r) || seqLess(n, s.r[i].Min) {
+		return
+	}
+	r := s.r[i]
+	switch {
+	case r.Min == n && r.Max == n:
+		s.r = append(s.r[:i], s.r[i+1:]...)
+	case r.Min == n:
+		s.r[i].Min = n + 1
+	case r.Max == n:
+		s.r[i].Max = n - 1
+	default:
+		if s.full() {
+			return
+		}
+		s.r = append(s.r, Range{})
+		copy(s.r[i+1:], s.r[i:])
+		s.r[i].Max = n - 1
+		s.r[i+1].Min = n + 1
+	}
+}
+
+// dropOlderThan removes the ranges that start before n.
+func (s *rangeSet) dropOlderThan(n uint32) {
+	i := 0
+	for i < len(s.r) && seqLess(s.r[i].Min, n) {
+		i++
+	}
+	if i > 0 {
+		k := copy(s.r, s.r[i:])
+		s.r = s.r[:k]
+	}
+}
+
+// appendDatagram writes the leading ranges that fit as one ACK or NAK
+// datagram and drops them from the set.
+func (s *rangeSet) appendDatagram(b []byte, nak bool, maxLen int) []byte {
+	n := AckFit(nak, false, s.r, maxLen)
+	if n == 0 {
+		return b
+	}
+	a := Ack{NAK: nak, Ranges: s.r[:n]}
+	b = a.Append(b)
+	k := copy(s.r, s.r[n:])
+	s.r = s.r[:k]
+	return b
+}

@@ -1,0 +1,275 @@
+package reliability
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// flushAll sends every pending ACK (or NAK) in datagrams of at most maxLen
+// bytes and returns the ranges they carried, checking each datagram.
+func flushAll(t *testing.T, q *ackQueue, nak bool, maxLen int) []Range {
+	t.Helper()
+	var out []Range
+	for i := 0; (nak && q.pendingNAK() > 0) || (!nak && q.pendingACK() > 0); i++ {
+		var b []byte
+		if nak {
+			b = q.appendNAK(nil, maxLen)
+		} else {
+			b = q.appendACK(nil, maxLen)
+		}
+		if len(b) == 0 || len(b) > maxLen {
+			t.Fatalf("datagram of %d bytes (limit %d)", len(b), maxLen)
+		}
+		var a Ack
+		if err := ParseAck(b, &a); err != nil || a.NAK != nak {
+			t.Fatalf("ParseAck: %v (NAK %v)", err, a.NAK)
+		}
+		out = append(out, a.Ranges...)
+		if i > 1e6 {
+			t.Fatal("flush does not terminate")
+		}
+	}
+	return out
+}
+
+func recordAll(t *testing.T, q *ackQueue, nums ...uint32) {
+	t.Helper()
+	for _, n := range nums {
+		if v := q.check(n); v != ackNew {
+			t.Fatalf("check(%#x) = %v, want new", n, v)
+		}
+		q.record(n)
+	}
+}
+
+func TestAckQueueInOrder(t *testing.T) {
+	var q ackQueue
+	for n := uint32(0); n < 100; n++ {
+		recordAll(t, &q, n)
+	}
+	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []Range{{0, 99}}) {
+		t.Errorf("ACK ranges %v", got)
+	}
+	if q.pendingNAK() != 0 {
+		t.Errorf("%d NAK ranges for an in-order stream", q.pendingNAK())
+	}
+	if q.appendACK(nil, 1464) != nil {
+		t.Error("empty queue wrote an ACK")
+	}
+}
+
+func TestAckQueueGapsAndLateArrivals(t *testing.T) {
+	var q ackQueue
+	recordAll(t, &q, 0, 1, 5, 9)
+	recordAll(t, &q, 3) // late: fills part of the first gap
+	if v := q.check(5); v != ackDuplicate {
+		t.Errorf("check(5) = %v, want duplicate", v)
+	}
+	if v := q.check(3); v != ackDuplicate {
+		t.Errorf("check(3) = %v, want duplicate", v)
+	}
+	if got, want := flushAll(t, &q, false, 1464), []Range{{0, 1}, {3, 3}, {5, 5}, {9, 9}}; !cmp.Equal(got, want) {
+		t.Errorf("ACK %v, want %v", got, want)
+	}
+	if got, want := flushAll(t, &q, true, 1464), []Range{{2, 2}, {4, 4}, {6, 8}}; !cmp.Equal(got, want) {
+		t.Errorf("NAK %v, want %v", got, want)
+	}
+	// After the NAK went out, a late datagram is still accepted and ACKed.
+	recordAll(t, &q, 7)
+	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []Range{{7, 7}}) {
+		t.Errorf("ACK %v", got)
+	}
+	if q.pendingNAK() != 0 {
+		t.Error("late datagram queued a NAK")
+	}
+}
+
+func TestAckQueueLimits(t *testing.T) {
+	var q ackQueue
+	recordAll(t, &q, 0)
+	// next is 1: next+ackMaxAhead is refused, one less is the furthest jump.
+	if v := q.check(1 + ackMaxAhead); v != ackTooFarAhead {
+		t.Errorf("check(next+max) = %v, want too far ahead", v)
+	}
+	recordAll(t, &q, ackMaxAhead)
+	// The whole jump is one NAK range, however long.
+	if got := flushAll(t, &q, true, 1464); !cmp.Equal(got, []Range{{1, ackMaxAhead - 1}}) {
+		t.Errorf("NAK %v", got)
+	}
+	newest := uint32(ackMaxAhead)
+	if v := q.check(newest + 1 - ackWindow); v != ackNew {
+		t.Errorf("oldest remembered number: %v, want new", v)
+	}
+	if v := q.check(newest - ackWindow); v != ackTooOld {
+		t.Errorf("number before the window: %v, want too old", v)
+	}
+	// Numbers the bitmap slots held before the jump are forgotten, not
+	// mistaken for duplicates.
+	if v := q.check(newest - 1); v != ackNew {
+		t.Errorf("number skipped by the jump: %v, want new", v)
+	}
+}
+
+func TestAckQueueListFull(t *testing.T) {
+	var q ackQueue
+	// Every second number: each needs its own ACK range and its own NAK
+	// range until the lists fill.
+	n := uint32(0)
+	for ; q.check(n) == ackNew; n += 2 {
+		q.record(n)
+		if n > 4*ackMaxPendingRanges {
+			t.Fatal("ACK list never filled")
+		}
+	}
+	if q.check(n) != ackListFull || q.pendingACK() != ackMaxPendingRanges {
+		t.Fatalf("check = %v with %d pending", q.check(n), q.pendingACK())
+	}
+	if q.pendingNAK() > ackMaxPendingRanges {
+		t.Fatalf("%d NAK ranges pending", q.pendingNAK())
+	}
+	got := flushAll(t, &q, false, 1464)
+	if len(got) != ackMaxPendingRanges {
+		t.Fatalf("flushed %d ranges", len(got))
+	}
+	if q.check(n) != ackNew {
+		t.Error("still full after a flush")
+	}
+}
+
+func TestAckQueueWrap(t *testing.T) {
+	q := ackQueue{next: 0xfffff0}
+	for n := uint32(0xfffff0); n != 6; n = seqAdd(n, 1) {
+		recordAll(t, &q, n)
+	}
+	if got, want := flushAll(t, &q, false, 1464), []Range{{0xfffff0, 0xffffff}, {0, 5}}; !cmp.Equal(got, want) {
+		t.Errorf("ACK across the wrap %v, want %v", got, want)
+	}
+	q = ackQueue{next: 0xfffffe}
+	recordAll(t, &q, 2)
+	if got, want := flushAll(t, &q, true, 1464), []Range{{0xfffffe, 0xffffff}, {0, 1}}; !cmp.Equal(got, want) {
+		t.Errorf("NAK across the wrap %v, want %v", got, want)
+	}
+	recordAll(t, &q, 0xffffff) // late, before the wrap
+	if v := q.check(0xffffff); v != ackDuplicate {
+		t.Errorf("check = %v", v)
+	}
+	if got, want := flushAll(t, &q, false, 1464), []Range{{0xffffff, 0xffffff}, {2, 2}}; !cmp.Equal(got, want) {
+		t.Errorf("ACK %v, want %v", got, want)
+	}
+}
+
+func TestAckQueueMTU(t *testing.T) {
+	var q ackQueue
+	for n := uint32(0); n < 3000; n += 2 {
+		recordAll(t, &q, n)
+	}
+	const small = 400 - 28
+	got := flushAll(t, &q, false, small)
+	if len(got) != 1500 {
+		t.Fatalf("%d ranges", len(got))
+	}
+	for i, r := range got {
+		if r.Min != uint32(2*i) || r.Max != r.Min {
+			t.Fatalf("range %d = %v", i, r)
+		}
+	}
+}
+
+// TestAckQueueModel checks the queue against a plain set under random
+// arrival orders: every datagram is ACKed exactly once, duplicates are
+// refused, and a NAK never names a datagram received before it was sent.
+func TestAckQueueModel(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		start := uint32(rng.IntN(seqSpace))
+		q := ackQueue{next: start}
+		received := map[uint32]bool{}
+		acked := map[uint32]int{}
+		sent := uint32(0) // numbers start..start+sent-1 exist
+		var pending []uint32
+		for step := 0; step < 20000; step++ {
+			switch r := rng.IntN(100); {
+			case r < 60: // a new datagram, maybe reordered
+				pending = append(pending, seqAdd(start, sent))
+				sent++
+				if rng.IntN(10) == 0 { // lost
+					pending = pending[:len(pending)-1]
+				}
+			case r < 90 && len(pending) > 0: // deliver one, not always the oldest
+				i := rng.IntN(min(len(pending), 8))
+				n := pending[i]
+				pending = append(pending[:i], pending[i+1:]...)
+				if rng.IntN(20) == 0 {
+					pending = append(pending, n) // duplicated
+				}
+				v := q.check(n)
+				switch {
+				case received[n] && v != ackDuplicate:
+					t.Fatalf("seed %d: duplicate %#x: %v", seed, n, v)
+				case !received[n] && v != ackNew:
+					t.Fatalf("seed %d: new %#x: %v", seed, n, v)
+				}
+				if v == ackNew {
+					q.record(n)
+					received[n] = true
+				}
+			case r < 95:
+				for _, rg := range flushAll(t, &q, false, 1464) {
+					for n := rg.Min; ; n++ {
+						acked[n]++
+						if n == rg.Max {
+							break
+						}
+					}
+				}
+			default:
+				for _, rg := range flushAll(t, &q, true, 1464) {
+					for n := rg.Min; ; n++ {
+						if received[n] {
+							t.Fatalf("seed %d: NAK for received %#x", seed, n)
+						}
+						if n == rg.Max {
+							break
+						}
+					}
+				}
+			}
+		}
+		for _, rg := range flushAll(t, &q, false, 1464) {
+			for n := rg.Min; ; n++ {
+				acked[n]++
+				if n == rg.Max {
+					break
+				}
+			}
+		}
+		want := map[uint32]int{}
+		for n := range received {
+			want[n] = 1
+		}
+		if diff := cmp.Diff(want, acked, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("seed %d: ACKed (-want +got):\n%s", seed, diff)
+		}
+	}
+}
+
+func BenchmarkAckQueueRecordFlush(b *testing.B) {
+	var q ackQueue
+	buf := make([]byte, 0, 1464)
+	n := uint32(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		// 32 datagrams, one lost, then an ACK and a NAK.
+		for i := 0; i < 32; i++ {
+			if i != 7 {
+				q.record(n)
+			}
+			n = seqAdd(n, 1)
+		}
+		buf = q.appendACK(buf[:0], 1464)
+		buf = q.appendNAK(buf[:0], 1464)
+	}
+}
