@@ -124,17 +124,19 @@ func drivePing(ctx context.Context, conn transport.Conn, p *pinger, log zerolog.
 	// blocked read returns at once.
 	var mu sync.Mutex
 	done := false
+	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		done = true
 		conn.SetReadDeadline(time.Unix(1, 0))
 		mu.Unlock()
+		close(fired)
 	})
 	defer func() {
-		stop()
-		mu.Lock()
+		if !stop() {
+			<-fired // let the past deadline land before clearing it
+		}
 		conn.SetReadDeadline(time.Time{})
-		mu.Unlock()
 	}()
 
 	buf := make([]byte, 4096)
