@@ -1,0 +1,177 @@
+package netcode
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+)
+
+// Errors the server returns for API misuse.
+var (
+	ErrClientNotConnected = errors.New("netcode: no client connected in that slot")
+	ErrServerNotRunning   = errors.New("netcode: server not running")
+	ErrServerRunning      = errors.New("netcode: server already running")
+)
+
+// DropReason says why the server ignored a packet (or could not queue one).
+type DropReason uint8
+
+// Reasons for dropped packets, roughly in the order the checks run.
+const (
+	DropNotRunning        DropReason = iota // server stopped
+	DropPacketSize                          // impossible size, before or after decryption
+	DropPacketType                          // invalid type, or one a server never accepts (denied, challenge)
+	DropSequenceBytes                       // sequence length outside [1,8]
+	DropVersion                             // request with other version info
+	DropProtocolID                          // request for another protocol id
+	DropTokenExpired                        // request whose token has expired
+	DropTokenTooOld                         // request whose token was minted before this start (restart rule)
+	DropTokenDecrypt                        // private token failed to authenticate
+	DropTokenInvalid                        // private token decrypted but did not parse
+	DropServerAddress                       // this server's public address is not in the token
+	DropAddressConnected                    // handshake packet from an address that is already connected
+	DropClientIDConnected                   // handshake for a client id that is already connected
+	DropTokenReused                         // token already used from another address, or already consumed
+	DropTokenHistoryFull                    // token history full of unexpired tokens
+	DropMappingFull                         // no room for another encryption mapping
+	DropNoMapping                           // encrypted packet from an address with no keys
+	DropNotConnected                        // keep-alive, payload or disconnect from a handshake not finished
+	DropReplayed                            // replay window rejected the sequence
+	DropDecrypt                             // packet failed to authenticate
+	DropChallengeToken                      // challenge token failed to authenticate
+	DropReceiveQueueFull                    // client's received payload queue full
+	DropOutboxFull                          // outgoing datagram queue full (not drained)
+	NumDropReasons                          // number of reasons, for sizing arrays
+)
+
+var dropReasonNames = [NumDropReasons]string{
+	"not running", "packet size", "packet type", "sequence bytes", "version",
+	"protocol id", "token expired", "token too old", "token decrypt", "token invalid",
+	"server address", "address connected", "client id connected", "token reused",
+	"token history full", "mapping full", "no mapping", "not connected", "replayed",
+	"decrypt", "challenge token", "receive queue full", "outbox full",
+}
+
+func (r DropReason) String() string {
+	if r < NumDropReasons {
+		return dropReasonNames[r]
+	}
+	return "unknown"
+}
+
+// DropCounts counts drops by reason, indexed by DropReason.
+type DropCounts [NumDropReasons]uint64
+
+// Total is the sum over all reasons.
+func (d *DropCounts) Total() uint64 {
+	var n uint64
+	for _, v := range d {
+		n += v
+	}
+	return n
+}
+
+// ServerStats are the server-wide counters since NewServer.
+type ServerStats struct {
+	PacketsReceived uint64 // datagrams handed to Receive
+	BytesReceived   uint64
+	PacketsSent     uint64 // datagrams queued for sending
+	BytesSent       uint64
+
+	Requests       uint64 // connection requests that passed every check
+	ChallengesSent uint64
+	DeniedSent     uint64
+	Connects       uint64
+	Disconnects    uint64
+
+	PayloadsReceived uint64
+	PayloadsSent     uint64
+
+	Dropped DropCounts
+}
+
+// ClientStats are the counters of one connection, reset when a client takes
+// the slot.
+type ClientStats struct {
+	PacketsReceived    uint64
+	PacketsSent        uint64
+	PayloadsReceived   uint64
+	PayloadsSent       uint64
+	KeepAlivesReceived uint64
+	KeepAlivesSent     uint64
+	Dropped            DropCounts
+}
+
+// ClientInfo describes the client in a slot.
+type ClientInfo struct {
+	ClientID uint64
+	Address  netip.AddrPort
+	// UserData is the user data from the client's connect token.
+	UserData [UserDataBytes]byte
+	// Confirmed is set once the client has sent a keep-alive or payload,
+	// proving it knows its slot.
+	Confirmed bool
+	// Timeout is the connection timeout from the token; negative means
+	// timeouts are disabled.
+	Timeout time.Duration
+	Stats   ClientStats
+}
+
+// EventKind says what happened to a client slot.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventConnected EventKind = iota + 1
+	EventDisconnected
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventConnected:
+		return "connected"
+	case EventDisconnected:
+		return "disconnected"
+	}
+	return "unknown"
+}
+
+// DisconnectReason says why a client left.
+type DisconnectReason uint8
+
+// Disconnect reasons.
+const (
+	ReasonNone               DisconnectReason = iota // for EventConnected
+	ReasonTimedOut                                   // nothing received within the token's timeout
+	ReasonClientDisconnected                         // the client sent a disconnect packet
+	ReasonServerDisconnected                         // DisconnectClient, DisconnectAll or Stop
+)
+
+func (r DisconnectReason) String() string {
+	switch r {
+	case ReasonNone:
+		return "none"
+	case ReasonTimedOut:
+		return "timed out"
+	case ReasonClientDisconnected:
+		return "client disconnected"
+	case ReasonServerDisconnected:
+		return "server disconnected"
+	}
+	return "unknown"
+}
+
+// Event reports a client connecting or disconnecting.
+type Event struct {
+	Kind        EventKind
+	ClientIndex int
+	ClientID    uint64
+	Address     netip.AddrPort
+	Reason      DisconnectReason // for EventDisconnected
+}
+
+// Datagram is one packet the server wants sent.
+type Datagram struct {
+	Data []byte
+	Addr netip.AddrPort
+}
