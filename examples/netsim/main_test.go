@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"math"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netrak/netrak/transport"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from run's goroutine and read
+// from the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func listenUDP(t *testing.T) *transport.UDPConn {
+	t.Helper()
+	c, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func read(c *transport.UDPConn, buf []byte, timeout time.Duration) (int, netip.AddrPort, error) {
+	c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(time.Time{})
+	return c.ReadFrom(buf)
+}
+
+// TestRelaysWithImpairments runs netsim against real loopback sockets with
+// latency both ways and loss upstream only, and checks the round trip
+// time, the loss rate and the counters printed on exit.
+func TestRelaysWithImpairments(t *testing.T) {
+	server := listenUDP(t)
+	client := listenUDP(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	addrc := make(chan netip.AddrPort, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{
+			"-listen", "127.0.0.1:0", "-target", server.LocalAddr().String(),
+			"-latency", "15ms", "-up-loss", "0.4", "-seed", "7",
+		}, &stdout, &stderr, func(a netip.AddrPort) { addrc <- a })
+	}()
+	var relayAddr netip.AddrPort
+	select {
+	case relayAddr = <-addrc:
+	case err := <-done:
+		t.Fatalf("run failed early: %v\n%s", err, stderr.String())
+	}
+
+	// Loss: 2000 numbered datagrams upstream, then end markers until one
+	// gets through; the relay keeps order, so everything before it is done.
+	const total, loss = 2000, 0.4
+	for range total {
+		client.WriteTo([]byte("data"), relayAddr)
+	}
+	client.WriteTo([]byte("end"), relayAddr)
+	buf := make([]byte, 64)
+	received := 0
+	for markers := 1; ; {
+		n, _, err := read(server, buf, 300*time.Millisecond)
+		if errors.Is(err, os.ErrDeadlineExceeded) && markers < 100 {
+			client.WriteTo([]byte("end"), relayAddr)
+			markers++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("waiting for the end marker: %v", err)
+		}
+		if string(buf[:n]) == "end" {
+			break
+		}
+		received++
+	}
+	rate := 1 - float64(received)/total
+	if tol := 5 * math.Sqrt(loss*(1-loss)/total); math.Abs(rate-loss) > tol {
+		t.Errorf("upstream loss rate %.3f, want %.2f ± %.3f", rate, loss, tol)
+	}
+
+	// Latency: a ping that survives the upstream loss, and its pong, each
+	// take at least 15ms.
+	var rtt time.Duration
+	for attempt := 0; attempt < 50 && rtt == 0; attempt++ {
+		start := time.Now()
+		client.WriteTo([]byte("ping"), relayAddr)
+		n, from, err := read(server, buf, 300*time.Millisecond)
+		if err != nil || string(buf[:n]) != "ping" {
+			continue // lost upstream
+		}
+		server.WriteTo([]byte("pong"), from)
+		n, _, err = read(client, buf, 5*time.Second)
+		if err != nil || string(buf[:n]) != "pong" {
+			t.Fatalf("pong: %q, %v", buf[:n], err)
+		}
+		rtt = time.Since(start)
+	}
+	if rtt < 30*time.Millisecond {
+		t.Fatalf("round trip %v, want at least 30ms", rtt)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	out := stdout.String()
+	t.Logf("netsim output:\n%s", out)
+	for _, want := range []string{"netsim: relaying", "latency=15ms", "loss=0.4", "netsim: stopped", "up:", "down:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	m := regexp.MustCompile(`up:\s+sent=(\d+) delivered=(\d+) .*loss=(\d+)`).FindStringSubmatch(out[strings.Index(out, "netsim: stopped"):])
+	if m == nil {
+		t.Fatalf("no upstream counters in output")
+	}
+	if m[3] == "0" {
+		t.Errorf("upstream loss counter is 0")
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	var stdout, stderr syncBuffer
+	err := run(context.Background(), []string{"-h"}, &stdout, &stderr, nil)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run -h = %v, want flag.ErrHelp", err)
+	}
+	help := stderr.String()
+	for _, name := range []string{"listen", "target", "seed", "max-clients", "idle", "dscp", "stats", "v",
+		"latency", "jitter", "loss", "dup", "reorder", "bandwidth", "queue", "mtu",
+		"up-latency", "up-loss", "down-latency", "down-loss", "down-mtu"} {
+		if !strings.Contains(help, "\n  -"+name+" ") && !strings.Contains(help, "\n  -"+name+"\t") {
+			t.Errorf("-h does not document -%s", name)
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-loss", "1.5"},
+		{"-target", "nowhere"},
+		{"-up-jitter", "-1s"},
+		{"-listen", "127.0.0.1:0", "extra"},
+	} {
+		var stdout, stderr syncBuffer
+		if err := run(context.Background(), append([]string{"-listen", "127.0.0.1:0"}, args...), &stdout, &stderr, nil); err == nil {
+			t.Errorf("run %q succeeded", args)
+		}
+	}
+}
+
+// TestSignalPrintsCounters builds the program, runs it, sends it SIGINT and
+// checks that it exits cleanly after printing its counters.
+func TestSignalPrintsCounters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped in -short mode")
+	}
+	bin := filepath.Join(t.TempDir(), "netsim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	server := listenUDP(t)
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-target", server.LocalAddr().String(), "-loss", "0.5")
+	var stdout syncBuffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The banner says where it listens; wait for it with a deadline.
+	deadline := time.Now().Add(10 * time.Second)
+	re := regexp.MustCompile(`relaying (\S+) ->`)
+	var relayAddr netip.AddrPort
+	for relayAddr == (netip.AddrPort{}) {
+		if m := re.FindStringSubmatch(stdout.String()); m != nil {
+			relayAddr = netip.MustParseAddrPort(m[1])
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no banner; output: %s", stdout.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a child's output has no event to wait on
+	}
+	client := listenUDP(t)
+	for range 100 {
+		client.WriteTo([]byte("x"), relayAddr)
+	}
+	client.WriteTo([]byte("x"), relayAddr)
+	// Let some datagrams through before stopping it.
+	if _, _, err := read(server, make([]byte, 8), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("netsim exited with %v; output:\n%s", err, stdout.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "netsim: stopped") || !regexp.MustCompile(`up:\s+sent=\d+`).MatchString(out) {
+		t.Fatalf("no counters after SIGINT; output:\n%s", out)
+	}
+}
