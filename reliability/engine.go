@@ -320,8 +320,8 @@ func (e *Engine) NextTimeout() time.Time {
 			t = c
 		}
 	}
-	earliest(e.rx.track.ackDue(e.cfg.ACKDelay))
-	if len(e.rx.track.nakNums) > 0 {
+	earliest(e.rx.ackDue(e.cfg.ACKDelay))
+	if e.rx.track.pendingNAK() > 0 {
 		earliest(e.lastNow)
 	}
 	if d := e.sent.oldest(); d != nil {

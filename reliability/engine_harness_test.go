@@ -124,6 +124,8 @@ func (p *netPair) run(limit time.Duration, done func() bool) {
 	for !done() {
 		t, ok := p.next()
 		if !ok {
+			p.tb.Logf("A: %+v", p.e[0].Stats())
+			p.tb.Logf("B: %+v", p.e[1].Stats())
 			p.tb.Fatalf("simulation idle before done at %v", p.now.Sub(epoch))
 		}
 		if t.After(p.now) {

@@ -21,14 +21,14 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		return dst, false
 	}
 	t := &e.rx.track
-	if due := t.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
-		b := t.appendList(dst, &t.ackNums, false, e.maxDgram)
+	if due := e.rx.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
+		b := t.appendACK(dst, e.maxDgram)
 		e.countOut(len(b) - len(dst))
 		e.stats.ACKsSent++
 		return b, true
 	}
-	if len(t.nakNums) > 0 {
-		b := t.appendList(dst, &t.nakNums, true, e.maxDgram)
+	if t.pendingNAK() > 0 {
+		b := t.appendNAK(dst, e.maxDgram)
 		e.countOut(len(b) - len(dst))
 		e.stats.NAKsSent++
 		return b, true

@@ -48,11 +48,18 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		return
 	}
 	rx := &e.rx
-	if !rx.track.fresh(h.Number) {
+	switch rx.track.check(h.Number) {
+	case ackDuplicate, ackTooOld:
 		e.stats.Drops.DuplicateDatagram++
 		return
+	case ackTooFarAhead:
+		e.stats.Drops.DatagramOutOfWindow++
+		return
+	case ackListFull:
+		e.stats.Drops.ReceiveQueueFull++
+		return
 	}
-	if rx.queued >= e.cfg.MaxReceiveBytes || rx.track.full() {
+	if rx.queued >= e.cfg.MaxReceiveBytes {
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
@@ -81,7 +88,10 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		// accepted from it are remembered and will be deduplicated.
 		return
 	}
-	rx.track.record(h.Number, now)
+	if rx.track.pendingACK() == 0 {
+		rx.ackSince = now
+	}
+	rx.track.record(h.Number)
 }
 
 // receiveFrame processes one frame. It reports true when a reliable frame
@@ -95,10 +105,10 @@ func (e *Engine) receiveFrame(f *Frame) (refused bool) {
 	}
 	if k.IsReliable() {
 		switch rx.dedup.check(f.ReliableIndex) {
-		case 1:
+		case windowDuplicate:
 			e.stats.Drops.DuplicateMessage++
 			return false
-		case 2:
+		case windowTooFarAhead:
 			e.stats.Drops.OrderingOverflow++
 			return true
 		}

@@ -228,7 +228,9 @@ func startNear(a, b *Engine, v uint32) {
 	for _, e := range []*Engine{a, b} {
 		e.sent.base, e.sent.next = v, v
 		e.rel.low, e.rel.next = v, v
-		e.rx.dedup.low = v
+		e.rx.dedup = newReliableWindow(0)
+		e.rx.dedup.base = v
+		e.rx.track.next = v
 		for c := range NumOrderingChannels {
 			e.orderingNext[c] = v
 			e.rx.ch[c].next = v

@@ -46,15 +46,16 @@ type Stats struct {
 // Drops counts input the engine discarded, by reason. None of these is
 // reported to the peer.
 type Drops struct {
-	MalformedDatagram uint64 // header or frame list did not parse
-	MalformedACK      uint64 // ACK/NAK range list did not parse
-	ACKWorkExceeded   uint64 // ACK/NAK whose ranges overlapped beyond the in-flight window
-	InvalidFrame      uint64 // a frame with a bad channel or inconsistent fields
-	DuplicateDatagram uint64 // a datagram number already received
-	DuplicateMessage  uint64 // a reliable message index already delivered
-	StaleSequenced    uint64 // a sequenced message older than one already delivered
-	OrderingOverflow  uint64 // an ordered message too far ahead of its channel
-	SplitRejected     uint64 // a split part refused by the reassembly limits or inconsistent
-	ReceiveQueueFull  uint64 // a data datagram refused because MaxReceiveBytes was reached
-	DeadInput         uint64 // input after the connection was declared dead or closed
+	MalformedDatagram   uint64 // header or frame list did not parse
+	MalformedACK        uint64 // ACK/NAK range list did not parse
+	ACKWorkExceeded     uint64 // ACK/NAK whose ranges overlapped beyond the in-flight window
+	InvalidFrame        uint64 // a frame with a bad channel or inconsistent fields
+	DuplicateDatagram   uint64 // a datagram number already received, or too old to tell
+	DatagramOutOfWindow uint64 // a datagram number implausibly far ahead
+	DuplicateMessage    uint64 // a reliable message index already delivered
+	StaleSequenced      uint64 // a sequenced message older than one already delivered
+	OrderingOverflow    uint64 // an ordered message too far ahead of its channel
+	SplitRejected       uint64 // a split part refused by the reassembly limits or inconsistent
+	ReceiveQueueFull    uint64 // a data datagram refused because MaxReceiveBytes was reached
+	DeadInput           uint64 // input after the connection was declared dead or closed
 }
