@@ -55,11 +55,11 @@ type rxState struct {
 	track    ackQueue
 	ackSince time.Time // when the oldest pending ACK range was queued
 	dedup    reliableWindow
-	asm    assembler
-	ch     [NumOrderingChannels]orderChannel
-	out    fifo[Message]
-	queued int    // bytes delivered but unread, plus bytes held for ordering
-	last   []byte // payload returned by the previous ReadMessage
+	asm      assembler
+	ch       [NumOrderingChannels]orderChannel
+	out      fifo[Message]
+	queued   int    // bytes delivered but unread, plus bytes held for ordering
+	last     []byte // payload returned by the previous ReadMessage
 }
 
 func (r *rxState) reassemblyBytes() int { return r.asm.held }
