@@ -155,6 +155,7 @@ type serverSlot struct {
 	stats      ClientStats
 	queue      []queuedPayload // ring, allocated on first payload
 	qHead, qN  int
+	spare      [][]byte // payload buffers handed back by ReceivePayload
 }
 
 type queuedPayload struct {
@@ -482,7 +483,12 @@ func (s *Server) enqueue(c *serverSlot, seq uint64, payload []byte) {
 	}
 	q := &c.queue[(c.qHead+c.qN)%size]
 	q.seq = seq
-	q.data = append(q.data[:0], payload...)
+	var buf []byte
+	if n := len(c.spare); n > 0 {
+		buf = c.spare[n-1]
+		c.spare = c.spare[:n-1]
+	}
+	q.data = append(buf[:0], payload...)
 	c.qN++
 	c.stats.PayloadsReceived++
 	s.stats.PayloadsReceived++
@@ -502,7 +508,12 @@ func (s *Server) ReceivePayload(index int) (payload []byte, sequence uint64, ok 
 	q := &c.queue[c.qHead]
 	c.qHead = (c.qHead + 1) % len(c.queue)
 	c.qN--
-	return q.data, q.seq, true
+	// The buffer is reused by a later Receive, which is why the payload is
+	// only valid until then; a drained queue needs one or two buffers.
+	c.spare = append(c.spare, q.data)
+	data := q.data
+	q.data = nil
+	return data, q.seq, true
 }
 
 // processRequest follows the standard's order exactly, cheapest checks
@@ -676,7 +687,7 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 	}
 	i := s.freeSlot()
 	c := &s.slots[i]
-	queue := c.queue // keep the ring's buffers for reuse
+	queue, spare := c.queue, c.spare // keep buffers for reuse
 	*c = serverSlot{
 		connected: true,
 		id:        ct.ClientID,
@@ -688,6 +699,7 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 		lastSend:  now,
 		lastRecv:  now,
 		queue:     queue,
+		spare:     spare,
 	}
 	s.byAddr[from] = i
 	s.byID[ct.ClientID] = i
@@ -799,6 +811,13 @@ func (s *Server) disconnect(i int, reason DisconnectReason, sendPackets bool) {
 	s.stats.Disconnects++
 	s.event(Event{Kind: EventDisconnected, ClientIndex: i, ClientID: c.id, Address: c.addr, Reason: reason})
 	s.log.Debug().Int("client_index", i).Uint64("client_id", c.id).Stringer("reason", reason).Msg("netcode client disconnected")
-	queue := c.queue
-	*c = serverSlot{queue: queue}
+	// Discard queued payloads but keep their buffers for the next client.
+	for ; c.qN > 0; c.qN-- {
+		q := &c.queue[c.qHead]
+		c.spare = append(c.spare, q.data)
+		q.data = nil
+		c.qHead = (c.qHead + 1) % len(c.queue)
+	}
+	queue, spare := c.queue, c.spare
+	*c = serverSlot{queue: queue, spare: spare}
 }
