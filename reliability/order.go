@@ -56,8 +56,8 @@ const (
 
 // orderingState is one channel's receive state.
 type orderingState struct {
-	next    uint32      // ordering index of the next ordered message to deliver
-	seqNext uint32      // lowest sequencing index still deliverable for next
+	next    uint32         // ordering index of the next ordered message to deliver
+	seqNext uint32         // lowest sequencing index still deliverable for next
 	held    []orderWaiting // a min-heap in delivery order
 }
 
