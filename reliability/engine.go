@@ -121,6 +121,11 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, maxDgram: cfg.maxDatagramSize()}
 	e.cc = newCongestionController(e.maxDgram)
 	e.credits = priorityWeights
+	e.rx.asm = newSplitAssembler(splitLimits{
+		maxParts:    cfg.MaxSplitParts,
+		maxMessages: cfg.MaxSplitMessages,
+		maxBytes:    cfg.MaxReassemblyBytes,
+	})
 	return e, nil
 }
 

@@ -115,15 +115,24 @@ func (e *Engine) receiveFrame(f *Frame) (refused bool) {
 	}
 	var buf []byte
 	if f.Split {
-		var complete bool
-		buf, complete, refused = e.receivePart(f)
-		if refused {
+		msg, v := rx.asm.add(f)
+		if v.transient() {
+			e.stats.Drops.SplitRejected++
 			return k.IsReliable()
 		}
 		if k.IsReliable() {
 			rx.dedup.mark(f.ReliableIndex)
 		}
-		if !complete {
+		switch v {
+		case splitPending:
+			return false
+		case splitDuplicate:
+			e.stats.Drops.DuplicateMessage++
+			return false
+		case splitComplete:
+			buf = msg
+		default:
+			e.stats.Drops.SplitRejected++
 			return false
 		}
 	} else {
@@ -135,72 +144,6 @@ func (e *Engine) receiveFrame(f *Frame) (refused bool) {
 	}
 	e.deliver(k, f, buf)
 	return false
-}
-
-// receivePart adds a split part; when it completes its message, buf holds
-// the whole message.
-func (e *Engine) receivePart(f *Frame) (buf []byte, complete, refused bool) {
-	as := &e.rx.asm
-	if as.byID == nil {
-		as.byID = make(map[uint16]*assembly)
-	}
-	a := as.byID[f.SplitID]
-	if a == nil {
-		if f.SplitCount > uint32(e.cfg.MaxSplitParts) {
-			e.stats.Drops.SplitRejected++
-			return nil, false, false
-		}
-		reserve := int(f.SplitCount) * e.maxDgram
-		if len(as.byID) >= e.cfg.MaxSplitMessages || as.reserved+reserve > e.cfg.MaxReassemblyBytes {
-			e.stats.Drops.SplitRejected++
-			return nil, false, true
-		}
-		if n := len(as.free); n > 0 {
-			a = as.free[n-1]
-			as.free = as.free[:n-1]
-		} else {
-			a = &assembly{}
-		}
-		a.count, a.got, a.size, a.reserved = f.SplitCount, 0, 0, reserve
-		if cap(a.parts) < int(f.SplitCount) {
-			a.parts = make([][]byte, f.SplitCount)
-		} else {
-			a.parts = a.parts[:f.SplitCount]
-		}
-		a.frame = *f
-		a.frame.Payload = nil
-		as.reserved += reserve
-		as.byID[f.SplitID] = a
-	} else if a.count != f.SplitCount || a.frame.Reliability != f.Reliability ||
-		a.frame.OrderingChannel != f.OrderingChannel || a.frame.OrderingIndex != f.OrderingIndex {
-		e.stats.Drops.SplitRejected++
-		return nil, false, false
-	}
-	if a.parts[f.SplitIndex] != nil {
-		e.stats.Drops.DuplicateMessage++
-		return nil, false, false
-	}
-	p := e.pool.get(len(f.Payload))
-	copy(p, f.Payload)
-	a.parts[f.SplitIndex] = p
-	a.got++
-	a.size += len(p)
-	as.held += len(p)
-	if a.got < a.count {
-		return nil, false, false
-	}
-	buf = e.pool.get(a.size)
-	off := 0
-	for i, p := range a.parts {
-		off += copy(buf[off:], p)
-		e.pool.put(p)
-		a.parts[i] = nil
-	}
-	as.held -= a.size
-	as.reserved -= a.reserved
-	delete(as.byID, f.SplitID)
-	as.free = append(as.free, a)
-	return buf, true, false
 }
 
 // deliver hands a complete message to ordering and sequencing, which queue

@@ -4,27 +4,8 @@ import "time"
 
 // Receive-side state of the engine. Which datagram numbers arrived is kept
 // by an ackQueue and which reliable message indexes were accepted by a
-// reliableWindow; split reassembly with limits and per-channel ordering
-// and sequencing are here.
-
-// assembly is a split message being reassembled.
-type assembly struct {
-	count    uint32
-	got      uint32
-	reserved int
-	size     int
-	parts    [][]byte
-	frame    Frame // header fields of the message (Payload unused)
-}
-
-// assembler reassembles split messages within limits: parts per message,
-// messages at once, and bytes reserved (count × largest part) at once.
-type assembler struct {
-	byID     map[uint16]*assembly
-	free     []*assembly
-	reserved int
-	held     int
-}
+// reliableWindow, split reassembly by a splitAssembler; per-channel
+// ordering and sequencing are here.
 
 // orderChannel is one ordering channel's receive state. held[k] holds what
 // waits for ordering index next+k: the ordered message with that index and
@@ -55,14 +36,14 @@ type rxState struct {
 	track    ackQueue
 	ackSince time.Time // when the oldest pending ACK range was queued
 	dedup    reliableWindow
-	asm      assembler
+	asm      splitAssembler
 	ch       [NumOrderingChannels]orderChannel
 	out      fifo[Message]
 	queued   int    // bytes delivered but unread, plus bytes held for ordering
 	last     []byte // payload returned by the previous ReadMessage
 }
 
-func (r *rxState) reassemblyBytes() int { return r.asm.held }
+func (r *rxState) reassemblyBytes() int { return r.asm.heldBytes() }
 
 // ackFlushRanges: this many pending ACK ranges go out without waiting for
 // the ACK delay (scattered arrivals, as under heavy loss).
