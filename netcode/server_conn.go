@@ -1,0 +1,303 @@
+package netcode
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/netrak/netrak/transport"
+)
+
+// serverConnTick is how often a ServerConn runs Server.Update: well under
+// KeepAliveInterval, so keep-alives and timeouts stay on time.
+const serverConnTick = 10 * time.Millisecond
+
+// ServerMessage is a payload a client sent, as ServerConn.Receive returns it.
+type ServerMessage struct {
+	ClientIndex int
+	ClientID    uint64
+	// Sequence is the packet sequence number the payload arrived with.
+	Sequence uint64
+	// Payload belongs to the caller.
+	Payload []byte
+}
+
+// ServerConn runs a Server over a transport.Conn with its own goroutines:
+// one reads datagrams, one ticks the server. Its methods are safe for
+// concurrent use, and the blocking ones take a context. After Close they
+// return net.ErrClosed.
+type ServerConn struct {
+	conn transport.Conn
+
+	mu       sync.Mutex
+	s        *Server
+	closed   bool
+	msgs     []ServerMessage
+	maxMsgs  int
+	events   []Event
+	msgReady chan struct{} // capacity 1: "msgs may be non-empty"
+	evReady  chan struct{} // capacity 1: "events may be non-empty"
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// ListenServer starts a server on conn. A zero cfg.PublicAddress means
+// conn.LocalAddr(), which only works if clients' tokens name the bound
+// address (not a wildcard like 0.0.0.0). The ServerConn owns conn and
+// closes it on Close.
+func ListenServer(conn transport.Conn, cfg ServerConfig) (*ServerConn, error) {
+	if !cfg.PublicAddress.IsValid() {
+		cfg.PublicAddress = conn.LocalAddr()
+		if cfg.PublicAddress.Addr().IsUnspecified() {
+			return nil, errors.New("netcode: ServerConfig.PublicAddress is required when bound to a wildcard address")
+		}
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(time.Now()); err != nil {
+		return nil, err
+	}
+	c := &ServerConn{
+		conn:     conn,
+		s:        s,
+		maxMsgs:  max(1024, 16*s.MaxClients()),
+		msgReady: make(chan struct{}, 1),
+		evReady:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	c.wg.Add(2)
+	go c.readLoop()
+	go c.tickLoop()
+	return c, nil
+}
+
+// LocalAddr is the address of the underlying transport.
+func (c *ServerConn) LocalAddr() netip.AddrPort { return c.conn.LocalAddr() }
+
+func (c *ServerConn) readLoop() {
+	defer c.wg.Done()
+	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
+	for {
+		n, from, err := c.conn.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select {
+			case <-c.done:
+				return
+			default:
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			// Transient errors (an ICMP unreachable reported on a UDP
+			// socket, say) say nothing about the other clients: keep going.
+			continue
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		c.s.Receive(buf[:n], from, time.Now())
+		if i, ok := c.s.byAddr[from]; ok {
+			c.collectPayloads(i)
+		}
+		c.flushLocked()
+		c.mu.Unlock()
+	}
+}
+
+func (c *ServerConn) tickLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(serverConnTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-t.C:
+			c.mu.Lock()
+			if !c.closed {
+				c.s.Update(now)
+				c.flushLocked()
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// collectPayloads moves client i's received payloads to the shared queue.
+func (c *ServerConn) collectPayloads(i int) {
+	id := c.s.slots[i].id
+	for {
+		p, seq, ok := c.s.ReceivePayload(i)
+		if !ok {
+			break
+		}
+		if len(c.msgs) >= c.maxMsgs {
+			c.s.drop(DropReceiveQueueFull)
+			continue
+		}
+		c.msgs = append(c.msgs, ServerMessage{ClientIndex: i, ClientID: id, Sequence: seq, Payload: append([]byte(nil), p...)})
+	}
+	if len(c.msgs) > 0 {
+		signal(c.msgReady)
+	}
+}
+
+// flushLocked sends queued datagrams and publishes events.
+func (c *ServerConn) flushLocked() {
+	for _, d := range c.s.Outgoing() {
+		// A lost datagram is not an error for a datagram protocol; a closed
+		// conn is noticed by the read loop.
+		c.conn.WriteTo(d.Data, d.Addr)
+	}
+	if ev := c.s.Events(); len(ev) > 0 {
+		c.events = append(c.events, ev...)
+		if over := len(c.events) - (4*c.s.MaxClients() + 64); over > 0 {
+			c.events = append(c.events[:0], c.events[over:]...)
+		}
+		signal(c.evReady)
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Receive blocks until a client payload arrives, ctx ends, or c is closed.
+func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return ServerMessage{}, net.ErrClosed
+		}
+		if len(c.msgs) > 0 {
+			m := c.msgs[0]
+			c.msgs[0] = ServerMessage{}
+			c.msgs = c.msgs[1:]
+			if len(c.msgs) > 0 {
+				signal(c.msgReady) // wake another waiter
+			}
+			c.mu.Unlock()
+			return m, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.msgReady:
+		case <-ctx.Done():
+			return ServerMessage{}, ctx.Err()
+		case <-c.done:
+		}
+	}
+}
+
+// NextEvent blocks until a client connects or disconnects, ctx ends, or c
+// is closed.
+func (c *ServerConn) NextEvent(ctx context.Context) (Event, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return Event{}, net.ErrClosed
+		}
+		if len(c.events) > 0 {
+			e := c.events[0]
+			c.events = c.events[1:]
+			if len(c.events) > 0 {
+				signal(c.evReady)
+			}
+			c.mu.Unlock()
+			return e, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.evReady:
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		case <-c.done:
+		}
+	}
+}
+
+// Send sends a payload to the client in slot index (see Server.SendPayload).
+func (c *ServerConn) Send(index int, payload []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return net.ErrClosed
+	}
+	if err := c.s.SendPayload(index, payload); err != nil {
+		return err
+	}
+	c.flushLocked()
+	return nil
+}
+
+// Disconnect disconnects the client in slot index (see
+// Server.DisconnectClient).
+func (c *ServerConn) Disconnect(index int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return net.ErrClosed
+	}
+	if err := c.s.DisconnectClient(index); err != nil {
+		return err
+	}
+	c.flushLocked()
+	return nil
+}
+
+// Client describes the client in slot index.
+func (c *ServerConn) Client(index int) (ClientInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.s.Client(index)
+}
+
+// ConnectedClients is the number of occupied slots.
+func (c *ServerConn) ConnectedClients() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.s.ConnectedClients()
+}
+
+// Stats returns the server's counters.
+func (c *ServerConn) Stats() ServerStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.s.Stats()
+}
+
+// Close disconnects every client (sending their disconnect packets), stops
+// the goroutines and closes the transport. Later calls return nil.
+func (c *ServerConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.s.Stop(time.Now())
+	c.flushLocked()
+	c.closed = true
+	c.msgs, c.events = nil, nil
+	close(c.done)
+	c.mu.Unlock()
+	err := c.conn.Close()
+	c.wg.Wait()
+	return err
+}
