@@ -17,9 +17,10 @@ package reliability
 // Use:
 //
 //	switch q.check(num) {
-//	case ackNew:          // process the frames, then, unless a reliable
-//		q.record(num) //   frame had to be refused, acknowledge it
-//	default:              // drop the datagram, count the verdict
+//	case ackNew: // process the frames, then
+//		q.record(num) // to acknowledge it, or
+//		q.refuse(num) // if a reliable frame had to be refused for room
+//	default: // drop the datagram, count the verdict
 //	}
 //	...
 //	b = q.appendACK(b, maxDatagram) // when the ACK timer fires
@@ -115,13 +116,19 @@ func (q *ackQueue) check(num uint32) ackVerdict {
 // newest number queues the gap for a NAK, and a late number fills its place
 // in a gap not yet reported. The caller has had ackNew from check(num).
 func (q *ackQueue) record(num uint32) {
+	q.mark(num)
+	q.acks.add(num & seqMask)
+}
+
+// mark records num as seen: a late number fills its place in a gap, a
+// newer one advances next and queues the numbers it skipped for a NAK.
+func (q *ackQueue) mark(num uint32) {
 	num &= seqMask
 	d := seqDiff(num, q.next)
 	if d < 0 {
 		w, m := q.bit(num)
 		*w |= m
 		q.naks.remove(num)
-		q.acks.add(num)
 		return
 	}
 	// Unreported gaps this old are stale; dropping them keeps the NAK
@@ -138,8 +145,16 @@ func (q *ackQueue) record(num uint32) {
 	}
 	w, m := q.bit(num)
 	*w |= m
-	q.acks.add(num)
 	q.next = seqAdd(num, 1)
+}
+
+// refuse marks num received without acknowledging it: the datagram was
+// dropped for lack of room, and the peer should resend its reliable frames
+// after its retransmission timeout rather than at once. Marking it keeps a
+// duplicate copy out, and keeps a NAK from asking for it. The caller has had
+// ackNew from check(num).
+func (q *ackQueue) refuse(num uint32) {
+	q.mark(num)
 }
 
 // clearBits clears the bitmap slots of n consecutive numbers from from.
