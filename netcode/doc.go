@@ -27,6 +27,29 @@
 // check. The payload path appends into caller buffers and decrypts in place
 // with ciphers built once per key, so it does not allocate.
 //
+// # Server
+//
+// Server is the sans-I/O server core for game loops: Receive(datagram,
+// from, now) for each datagram, Update(now) every tick, then send what
+// Outgoing returns and drain Events and each slot's ReceivePayload. It
+// takes the time as an argument and never touches a socket, so every rule
+// is testable with explicit times. ListenServer wraps it for services: a
+// ServerConn runs it over a transport.Conn with its own goroutines and
+// offers blocking, context-aware Receive and NextEvent.
+//
+// The server processes connection requests in the standard's order and
+// answers with packets smaller than the request. It keeps a connect-token
+// history with one session per token (a pending token accepts retries only
+// from its address; a consumed one nothing more until it expires), refuses
+// tokens minted before its last Start (the restart rule, see
+// ServerConfig.MaxTokenLifetime), draws a new challenge key and resets its
+// global sequence to 1<<63 at every Start, prefixes payloads with
+// keep-alives until a client is confirmed, sends keep-alives at 10 Hz,
+// times clients out when last receive + timeout <= now (never if the
+// token's timeout is negative), and counts every dropped packet by reason.
+// Slots are found by address and by client id through maps, so thousands of
+// clients cost no more per packet than a few.
+//
 // # Server addresses
 //
 // A token holds two address lists. The public part lists the addresses the
