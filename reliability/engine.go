@@ -126,6 +126,7 @@ func New(cfg Config) (*Engine, error) {
 		maxMessages: cfg.MaxSplitMessages,
 		maxBytes:    cfg.MaxReassemblyBytes,
 	})
+	e.rx.ord = newOrderingChannels(orderLimits{maxHeldBytes: cfg.MaxReceiveBytes})
 	return e, nil
 }
 
@@ -306,7 +307,7 @@ func (e *Engine) Stats() Stats {
 	s.InFlightDatagrams = e.sent.count
 	s.QueuedMessages = e.queuedMsgs
 	s.HeldSendBytes = e.heldBytes
-	s.ReceiveQueueBytes = e.rx.queued
+	s.ReceiveQueueBytes = e.rx.pendingBytes()
 	s.ReassemblyBytes = e.rx.reassemblyBytes()
 	return s
 }

@@ -59,7 +59,7 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
-	if rx.queued >= e.cfg.MaxReceiveBytes {
+	if rx.pendingBytes() >= e.cfg.MaxReceiveBytes {
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
@@ -98,11 +98,8 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 // was refused for lack of room, so the datagram must not be acknowledged.
 func (e *Engine) receiveFrame(f *Frame) (refused bool) {
 	rx := &e.rx
-	k := f.Reliability.WireKind()
-	if k.HasOrderingChannel() && seqDiff(f.OrderingIndex, rx.ch[f.OrderingChannel].next) >= maxOrderAhead {
-		e.stats.Drops.OrderingOverflow++
-		return k.IsReliable()
-	}
+	k := f.Reliability.WireKind() // receipt kinds arrive as their plain kinds
+	f.Reliability = k
 	if k.IsReliable() {
 		switch rx.dedup.check(f.ReliableIndex) {
 		case windowDuplicate:
@@ -113,125 +110,81 @@ func (e *Engine) receiveFrame(f *Frame) (refused bool) {
 			return true
 		}
 	}
-	var buf []byte
-	if f.Split {
-		msg, v := rx.asm.add(f)
-		if v.transient() {
-			e.stats.Drops.SplitRejected++
+	if k.HasOrderingChannel() {
+		size := len(f.Payload)
+		if f.Split {
+			size = 0 // parts are charged to reassembly, the whole at the end
+		}
+		switch rx.ord.check(f, size) {
+		case orderTooFarAhead, orderHoldFull, orderBadChannel:
+			e.stats.Drops.OrderingOverflow++
 			return k.IsReliable()
-		}
-		if k.IsReliable() {
-			rx.dedup.mark(f.ReliableIndex)
-		}
-		switch v {
-		case splitPending:
+		case orderStale:
+			e.markReliable(k, f)
+			e.stats.Drops.StaleSequenced++
 			return false
-		case splitDuplicate:
+		case orderDuplicate:
+			e.markReliable(k, f)
 			e.stats.Drops.DuplicateMessage++
 			return false
-		case splitComplete:
-			buf = msg
-		default:
-			e.stats.Drops.SplitRejected++
-			return false
 		}
-	} else {
-		if k.IsReliable() {
-			rx.dedup.mark(f.ReliableIndex)
-		}
-		buf = e.pool.get(len(f.Payload))
-		copy(buf, f.Payload)
 	}
-	e.deliver(k, f, buf)
+	if !f.Split {
+		e.markReliable(k, f)
+		e.deliver(f, f.Payload, false)
+		return false
+	}
+	msg, v := rx.asm.add(f)
+	if v.transient() {
+		e.stats.Drops.SplitRejected++
+		return k.IsReliable()
+	}
+	e.markReliable(k, f)
+	switch v {
+	case splitPending:
+	case splitDuplicate:
+		e.stats.Drops.DuplicateMessage++
+	case splitComplete:
+		e.deliver(f, msg, true)
+	default:
+		e.stats.Drops.SplitRejected++
+	}
 	return false
 }
 
-// deliver hands a complete message to ordering and sequencing, which queue
-// it for ReadMessage now, hold it, or drop it.
-func (e *Engine) deliver(k Reliability, f *Frame, buf []byte) {
+func (e *Engine) markReliable(k Reliability, f *Frame) {
+	if k.IsReliable() {
+		e.rx.dedup.mark(f.ReliableIndex)
+	}
+}
+
+// deliver passes a complete message through ordering and sequencing and
+// queues whatever that releases for ReadMessage. owned says payload is a
+// buffer the engine may keep; otherwise it aliases the datagram and is
+// copied if kept.
+func (e *Engine) deliver(f *Frame, payload []byte, owned bool) {
 	rx := &e.rx
-	rx.queued += len(buf)
-	if !k.HasOrderingChannel() {
-		rx.out.push(Message{Payload: buf, Reliability: k})
-		return
+	var v orderVerdict
+	rx.ready, v = rx.ord.receive(rx.ready[:0], f, payload, owned)
+	switch v {
+	case orderStale:
+		e.stats.Drops.StaleSequenced++
+	case orderDuplicate:
+		e.stats.Drops.DuplicateMessage++
+	case orderTooFarAhead, orderBadChannel:
+		e.stats.Drops.OrderingOverflow++
 	}
-	ch := &rx.ch[f.OrderingChannel]
-	d := seqDiff(f.OrderingIndex, ch.next)
-	msg := heldMsg{buf: buf, kind: k, seq: f.SequencingIndex}
-	if k.IsSequenced() {
-		switch {
-		case d < 0:
-			e.dropHeld(buf, &e.stats.Drops.StaleSequenced)
-		case d == 0:
-			if seqDiff(f.SequencingIndex, ch.highestSeq) < 0 {
-				e.dropHeld(buf, &e.stats.Drops.StaleSequenced)
-				return
-			}
-			ch.highestSeq = seqAdd(f.SequencingIndex, 1)
-			rx.out.push(Message{Payload: buf, Reliability: k, Channel: f.OrderingChannel})
-		default:
-			ch.ensure(int(d))
-			s := ch.slot(f.OrderingIndex)
-			if s.seq.buf != nil {
-				if seqDiff(f.SequencingIndex, s.seq.seq) <= 0 {
-					e.dropHeld(buf, &e.stats.Drops.StaleSequenced)
-					return
-				}
-				e.dropHeld(s.seq.buf, &e.stats.Drops.StaleSequenced)
-			}
-			s.seq = msg
+	for i := range rx.ready {
+		m := &rx.ready[i]
+		p := m.Payload
+		if !m.Owned {
+			p = e.pool.get(len(m.Payload))
+			copy(p, m.Payload)
 		}
-		return
+		rx.queued += len(p)
+		rx.out.push(Message{Payload: p, Reliability: m.Reliability, Channel: m.Channel})
+		m.Payload = nil
 	}
-	switch {
-	case d < 0:
-		e.dropHeld(buf, &e.stats.Drops.DuplicateMessage)
-	case d == 0:
-		rx.out.push(Message{Payload: buf, Reliability: k, Channel: f.OrderingChannel})
-		ch.next = seqAdd(ch.next, 1)
-		ch.highestSeq = 0
-		e.drainChannel(f.OrderingChannel)
-	default:
-		ch.ensure(int(d))
-		s := ch.slot(f.OrderingIndex)
-		if s.ord.buf != nil {
-			e.dropHeld(buf, &e.stats.Drops.DuplicateMessage)
-			return
-		}
-		s.ord = msg
-		ch.heldCount++
-	}
-}
-
-// drainChannel delivers what was held for the channel's next indexes.
-func (e *Engine) drainChannel(c uint8) {
-	ch := &e.rx.ch[c]
-	for len(ch.held) > 0 {
-		s := ch.slot(ch.next)
-		if s.seq.buf != nil {
-			if seqDiff(s.seq.seq, ch.highestSeq) >= 0 {
-				ch.highestSeq = seqAdd(s.seq.seq, 1)
-				e.rx.out.push(Message{Payload: s.seq.buf, Reliability: s.seq.kind, Channel: c})
-			} else {
-				e.dropHeld(s.seq.buf, &e.stats.Drops.StaleSequenced)
-			}
-			s.seq = heldMsg{}
-		}
-		if s.ord.buf == nil {
-			return
-		}
-		e.rx.out.push(Message{Payload: s.ord.buf, Reliability: s.ord.kind, Channel: c})
-		s.ord = heldMsg{}
-		ch.heldCount--
-		ch.next = seqAdd(ch.next, 1)
-		ch.highestSeq = 0
-	}
-}
-
-func (e *Engine) dropHeld(buf []byte, counter *uint64) {
-	*counter++
-	e.rx.queued -= len(buf)
-	e.pool.put(buf)
 }
 
 // ReadMessage returns the next delivered message. Its Payload stays valid
@@ -249,4 +202,46 @@ func (e *Engine) ReadMessage() (Message, bool) {
 	e.rx.last = m.Payload
 	e.stats.MessagesDelivered++
 	return m, true
+}
+
+// Receive-side state of the engine. Which datagram numbers arrived is kept
+// by an ackQueue and which reliable message indexes were accepted by a
+// reliableWindow, split reassembly by a splitAssembler, and per-channel
+// ordering and sequencing by orderingChannels.
+
+// rxState is the engine's receive side.
+type rxState struct {
+	track    ackQueue
+	ackSince time.Time // when the oldest pending ACK range was queued
+	dedup    reliableWindow
+	asm      splitAssembler
+	ord      orderingChannels
+	ready    []recvMessage // scratch for orderingChannels.receive
+	out      fifo[Message]
+	queued   int    // bytes delivered but not yet read
+	last     []byte // payload returned by the previous ReadMessage
+}
+
+// pendingBytes is what the receive side holds for the application:
+// delivered but unread, and held for ordering.
+func (r *rxState) pendingBytes() int {
+	_, held := r.ord.held()
+	return r.queued + held
+}
+
+func (r *rxState) reassemblyBytes() int { return r.asm.heldBytes() }
+
+// ackFlushRanges: this many pending ACK ranges go out without waiting for
+// the ACK delay (scattered arrivals, as under heavy loss).
+const ackFlushRanges = 64
+
+// ackDue returns when the pending ACKs must go out; zero if none.
+func (r *rxState) ackDue(delay time.Duration) time.Time {
+	switch n := r.track.pendingACK(); {
+	case n == 0:
+		return time.Time{}
+	case n >= ackFlushRanges:
+		return r.ackSince
+	}
+	return r.ackSince.Add(delay)
 }

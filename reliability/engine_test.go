@@ -233,7 +233,7 @@ func startNear(a, b *Engine, v uint32) {
 		e.rx.track.next = v
 		for c := range NumOrderingChannels {
 			e.orderingNext[c] = v
-			e.rx.ch[c].next = v
+			e.rx.ord.ch[c].next = v
 		}
 	}
 }

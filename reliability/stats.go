@@ -37,7 +37,7 @@ type Stats struct {
 	InFlightDatagrams int
 	QueuedMessages    int // accepted, not yet fully on the wire
 	HeldSendBytes     int // counted against MaxQueueBytes (queued or unacknowledged)
-	ReceiveQueueBytes int // delivered payloads not yet read
+	ReceiveQueueBytes int // delivered but unread, plus held for ordering
 	ReassemblyBytes   int // split parts held for reassembly
 
 	Drops Drops
