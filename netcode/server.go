@@ -97,13 +97,14 @@ type Server struct {
 	maxHistory   int
 	historyFloor uint64 // no history entry expires before this unix time
 
-	out       []byte // arena holding outgoing datagrams back to back
-	outList   []outRef
-	outView   []Datagram
-	outDrain  bool
-	maxOut    int
-	events    []Event
-	evDrained bool
+	// Outgoing datagrams accumulate back to back in out; Outgoing hands
+	// them over and swaps in the other buffers, so what it returned stays
+	// valid while the caller keeps using the server.
+	out, outPrev         []byte
+	outList, outPrevList []outRef
+	outView              []Datagram
+	maxOut               int
+	events, eventsPrev   []Event
 
 	stats ServerStats
 
@@ -290,21 +291,15 @@ func (s *Server) ClientIndex(clientID uint64) (int, bool) {
 // Events returns the connect and disconnect events since the last call.
 // The slice is valid until the next call to Events.
 func (s *Server) Events() []Event {
-	if s.evDrained {
-		s.events = s.events[:0]
-	}
-	s.evDrained = true
-	return s.events
+	ev := s.events
+	s.events, s.eventsPrev = s.eventsPrev[:0], ev
+	return ev
 }
 
 func (s *Server) event(e Event) {
-	if s.evDrained {
-		s.events = s.events[:0]
-		s.evDrained = false
-	}
 	// A driver that never drains events must not grow memory forever; each
 	// slot can produce at most two events per connection, so this bound is
-	// only reached if nobody is listening.
+	// only reached if nobody is listening. The oldest event goes.
 	if len(s.events) >= 4*s.maxClients+64 {
 		copy(s.events, s.events[1:])
 		s.events = s.events[:len(s.events)-1]
@@ -314,25 +309,19 @@ func (s *Server) event(e Event) {
 
 // Outgoing returns the datagrams queued since the last call, for the driver
 // to send. The slice and the bytes it points to are valid until the next
-// call to any other method of s.
+// call to Outgoing.
 func (s *Server) Outgoing() []Datagram {
 	s.outView = s.outView[:0]
-	if !s.outDrain {
-		for _, r := range s.outList {
-			s.outView = append(s.outView, Datagram{Data: s.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
-		}
+	for _, r := range s.outList {
+		s.outView = append(s.outView, Datagram{Data: s.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
 	}
-	s.outDrain = true
+	s.out, s.outPrev = s.outPrev[:0], s.out
+	s.outList, s.outPrevList = s.outPrevList[:0], s.outList
 	return s.outView
 }
 
 // send seals p with c and queues it for to.
 func (s *Server) send(p *Packet, c *PacketCipher, to netip.AddrPort) bool {
-	if s.outDrain {
-		s.out = s.out[:0]
-		s.outList = s.outList[:0]
-		s.outDrain = false
-	}
 	if len(s.outList) >= s.maxOut {
 		s.stats.Dropped[DropOutboxFull]++
 		return false

@@ -762,7 +762,8 @@ func TestServerPayloadPathDoesNotAllocate(t *testing.T) {
 			t.Fatal("nothing sent")
 		}
 	}
-	step() // warm up the queue and outbox buffers
+	step() // warm up the queue and both outbox buffers
+	step()
 	if allocs := testing.AllocsPerRun(100, step); allocs != 0 {
 		t.Fatalf("server payload path allocates %.1f times per round", allocs)
 	}
@@ -815,5 +816,39 @@ func TestDropReasonNames(t *testing.T) {
 			t.Fatalf("reason %d has name %q", r, name)
 		}
 		seen[name] = true
+	}
+}
+
+// Datagrams and events handed out stay intact while the caller keeps using
+// the server, until the next Outgoing or Events call.
+func TestServerOutputsSurviveFurtherCalls(t *testing.T) {
+	h := newServerHarness(t, ServerConfig{})
+	a := h.client("198.51.100.1:1")
+	b := h.client("198.51.100.2:1")
+	ia, ib := a.connect(), b.connect()
+	if err := h.s.SendPayload(ia, []byte("for a")); err != nil {
+		t.Fatal(err)
+	}
+	out := h.s.Outgoing()
+	snapshot := bytes.Clone(out[len(out)-1].Data)
+	events := h.s.Events()
+	if len(events) != 2 {
+		t.Fatalf("events %+v", events)
+	}
+	first := events[0]
+	for _, e := range events {
+		// Reacting to an event while iterating must not disturb the slice.
+		if e.ClientIndex == ib {
+			if err := h.s.DisconnectClient(ib); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.s.SendPayload(ia, bytes.Repeat([]byte{0xee}, 1200))
+	}
+	if events[0] != first || !bytes.Equal(out[len(out)-1].Data, snapshot) {
+		t.Fatal("earlier Events or Outgoing result was overwritten")
+	}
+	if ev := h.s.Events(); len(ev) != 1 || ev[0].Reason != ReasonServerDisconnected {
+		t.Fatalf("events after disconnect %+v", ev)
 	}
 }
