@@ -99,17 +99,17 @@ type ClientDropReason uint8
 
 // Reasons the client drops packets.
 const (
-	ClientDropIdle              ClientDropReason = iota // client neither connecting nor connected
-	ClientDropAddress                                   // not from the server the client is talking to
-	ClientDropPacketSize                                // impossible size, before or after decryption
-	ClientDropPacketType                                // invalid type, or one a client never accepts (request, response)
-	ClientDropSequenceBytes                             // sequence length outside [1,8]
-	ClientDropReplayed                                  // replay window rejected the sequence
-	ClientDropDecrypt                                   // packet failed to authenticate
-	ClientDropUnexpected                                // valid packet the current state has no use for
-	ClientDropReceiveQueueFull                          // received payload queue full (not drained)
-	ClientDropOutboxFull                                // outgoing datagram queue full (not drained)
-	NumClientDropReasons                                // number of reasons, for sizing arrays
+	ClientDropIdle             ClientDropReason = iota // client neither connecting nor connected
+	ClientDropAddress                                  // not from the server the client is talking to
+	ClientDropPacketSize                               // impossible size, before or after decryption
+	ClientDropPacketType                               // invalid type, or one a client never accepts (request, response)
+	ClientDropSequenceBytes                            // sequence length outside [1,8]
+	ClientDropReplayed                                 // replay window rejected the sequence
+	ClientDropDecrypt                                  // packet failed to authenticate
+	ClientDropUnexpected                               // valid packet the current state has no use for
+	ClientDropReceiveQueueFull                         // received payload queue full (not drained)
+	ClientDropOutboxFull                               // outgoing datagram queue full (not drained)
+	NumClientDropReasons                               // number of reasons, for sizing arrays
 )
 
 var clientDropReasonNames = [NumClientDropReasons]string{
