@@ -35,8 +35,8 @@ func TestRecvReceiptKinds(t *testing.T) {
 	// Append writes the wire kind, so craft the flags byte by hand.
 	raw := DataHeader{Number: 0}
 	b := raw.Append(nil)
-	b = append(b, fromHex(t, "a00008 41")...)                   // 5: unreliable with receipt
-	b = append(b, fromHex(t, "c00008 000000 42")...)            // 6: reliable with receipt
+	b = append(b, fromHex(t, "a00008 41")...)                  // 5: unreliable with receipt
+	b = append(b, fromHex(t, "c00008 000000 42")...)           // 6: reliable with receipt
 	b = append(b, fromHex(t, "e00008 010000 000000 02 43")...) // 7: reliable ordered with receipt
 	out, ok := p.receiveDatagram(nil, b)
 	if !ok || len(out) != 3 {
