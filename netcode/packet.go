@@ -184,16 +184,6 @@ func (p *Packet) Append(b []byte, c *PacketCipher) ([]byte, error) {
 	return c.sealInPlace(b, start, prefix, p.Sequence), nil
 }
 
-// PeekPacketType returns the type named by the prefix byte of an encrypted
-// packet, so a caller can choose a cipher, or ErrPacketSize for an empty
-// datagram. It checks nothing else.
-func PeekPacketType(b []byte) (PacketType, error) {
-	if len(b) < 1 {
-		return 0, ErrPacketSize
-	}
-	return PacketType(b[0] & 0x0f), nil
-}
-
 // ReadPacket authenticates, decrypts and decodes an encrypted packet into
 // p. The datagram is decrypted in place, so b is modified and p.Payload
 // aliases it.

@@ -2,6 +2,7 @@ package netcode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -167,6 +168,58 @@ func FuzzAddress(f *testing.F) {
 		}
 		if !bytes.Equal(enc, b[:n]) {
 			t.Fatalf("re-encoding %x, want %x", enc, b[:n])
+		}
+	})
+}
+
+// FuzzReadPacketSealed reaches the checks after decryption, which random
+// bytes never do: it seals arbitrary per-type data under the right key, so
+// ReadPacket must accept exactly the packets whose type and data size are
+// valid, and return what was sealed.
+func FuzzReadPacketSealed(f *testing.F) {
+	f.Add(uint8(ConnectionPayload), uint64(0), []byte("hello"))
+	f.Add(uint8(ConnectionKeepAlive), uint64(1000), make([]byte, 8))
+	f.Add(uint8(ConnectionChallenge), uint64(1<<63), make([]byte, challengeDataBytes))
+	f.Add(uint8(ConnectionDisconnect), ^uint64(0), []byte{})
+	f.Add(uint8(ConnectionDenied), uint64(5), []byte{1})
+	f.Fuzz(func(t *testing.T, typ uint8, seq uint64, data []byte) {
+		if len(data) > MaxPacketBytes {
+			return
+		}
+		c := NewPacketCipher(testPacketKey, testProtocolID)
+		pkt := sealRaw(c, PacketType(typ&0x0f), seq, data)
+		var p Packet
+		err := ReadPacket(pkt, c, ServerReceives|ClientReceives, new(ReplayProtection), &p)
+		want := Packet{Type: PacketType(typ & 0x0f), Sequence: seq}
+		switch want.Type {
+		case ConnectionChallenge, ConnectionResponse:
+			if len(data) == challengeDataBytes {
+				want.ChallengeSequence = binary.LittleEndian.Uint64(data)
+				want.ChallengeToken = [ChallengeTokenBytes]byte(data[8:])
+			}
+		case ConnectionKeepAlive:
+			if len(data) == keepAliveDataBytes {
+				want.ClientIndex = binary.LittleEndian.Uint32(data)
+				want.MaxClients = binary.LittleEndian.Uint32(data[4:])
+			}
+		case ConnectionPayload:
+			want.Payload = data
+		}
+		valid := want.Type != ConnectionRequest && want.Type < numPacketTypes && want.dataLen() == len(data)
+		if want.Type == ConnectionPayload && (len(data) < 1 || len(data) > MaxPayloadBytes) {
+			valid = false
+		}
+		if !valid {
+			if err == nil {
+				t.Fatalf("accepted type %d with %d bytes of data", typ&0x0f, len(data))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("rejected valid packet: %v", err)
+		}
+		if diff := cmp.Diff(want, p, cmp.Comparer(bytes.Equal)); diff != "" {
+			t.Fatalf("decoded (-want +got):\n%s", diff)
 		}
 	})
 }
