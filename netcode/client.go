@@ -210,10 +210,12 @@ type Client struct {
 	clientIndex    int
 	maxClients     int
 
-	out      []byte // arena holding outgoing datagrams back to back
-	outList  []outRef
-	outView  []Datagram
-	outDrain bool
+	// Outgoing datagrams accumulate back to back in out; Outgoing hands
+	// them over and swaps in the other buffers, so what it returned stays
+	// valid while the caller keeps using the client.
+	out, outPrev         []byte
+	outList, outPrevList []outRef
+	outView              []Datagram
 
 	queue []queuedPayload // ring of received payloads
 	qHead int
@@ -543,24 +545,18 @@ func (c *Client) Disconnect(now time.Time) {
 
 // Outgoing returns the datagrams queued since the last call, for the driver
 // to send. The slice and the bytes it points to are valid until the next
-// call to any other method of c.
+// call to Outgoing.
 func (c *Client) Outgoing() []Datagram {
 	c.outView = c.outView[:0]
-	if !c.outDrain {
-		for _, r := range c.outList {
-			c.outView = append(c.outView, Datagram{Data: c.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
-		}
+	for _, r := range c.outList {
+		c.outView = append(c.outView, Datagram{Data: c.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
 	}
-	c.outDrain = true
+	c.out, c.outPrev = c.outPrev[:0], c.out
+	c.outList, c.outPrevList = c.outPrevList[:0], c.outList
 	return c.outView
 }
 
 func (c *Client) reserve() bool {
-	if c.outDrain {
-		c.out = c.out[:0]
-		c.outList = c.outList[:0]
-		c.outDrain = false
-	}
 	if len(c.outList) >= c.maxOut {
 		c.drop(ClientDropOutboxFull)
 		return false

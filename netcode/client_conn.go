@@ -1,0 +1,299 @@
+package netcode
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/netrak/netrak/transport"
+)
+
+// clientConnTick is how often a ClientConn runs Client.Update: well under
+// the 100 ms send interval, so requests, keep-alives and timeouts stay on
+// time.
+const clientConnTick = 10 * time.Millisecond
+
+// ClientMessage is a payload the server sent, as ClientConn.Receive
+// returns it.
+type ClientMessage struct {
+	// Sequence is the packet sequence number the payload arrived with.
+	Sequence uint64
+	// Payload belongs to the caller.
+	Payload []byte
+}
+
+// ClientConn runs a Client over a transport.Conn with its own goroutines:
+// one reads datagrams, one ticks the client. Its methods are safe for
+// concurrent use, and the blocking ones take a context. After Close they
+// return net.ErrClosed.
+type ClientConn struct {
+	conn transport.Conn
+
+	mu      sync.Mutex
+	c       *Client
+	closed  bool
+	ended   error // why the connection ended, once it has
+	msgs    []ClientMessage
+	maxMsgs int
+	ready   chan struct{} // capacity 1: "msgs or the state may have changed"
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Dial connects to a server with a connect token over conn, which the
+// ClientConn owns from then on: it is closed when Dial fails and by
+// ClientConn.Close. Dial blocks until the client is connected, reaches an
+// error state (ErrConnectionDenied, ErrConnectionRequestTimedOut,
+// ErrConnectTokenExpired, ... after trying every server address in the
+// token), or ctx ends. An invalid token fails at once with an error
+// wrapping ErrInvalidConnectToken.
+func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConfig) (*ClientConn, error) {
+	c, err := NewClient(cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := c.Connect(token, time.Now()); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cc := &ClientConn{
+		conn:    conn,
+		c:       c,
+		maxMsgs: c.queueSize,
+		ready:   make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	cc.mu.Lock()
+	cc.flushLocked()
+	cc.mu.Unlock()
+	cc.wg.Add(2)
+	go cc.readLoop()
+	go cc.tickLoop()
+
+	for {
+		cc.mu.Lock()
+		st := cc.c.State()
+		cc.mu.Unlock()
+		switch {
+		case st == ClientConnected:
+			return cc, nil
+		case st <= ClientDisconnected:
+			cc.Close()
+			return nil, st.Err()
+		}
+		select {
+		case <-cc.ready:
+		case <-ctx.Done():
+			cc.Close()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (cc *ClientConn) readLoop() {
+	defer cc.wg.Done()
+	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
+	for {
+		n, from, err := cc.conn.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select {
+			case <-cc.done:
+				return
+			default:
+			}
+			// Transient errors (an ICMP unreachable reported on a UDP
+			// socket, or a deadline someone set) do not end the connection;
+			// the timeout does.
+			continue
+		}
+		cc.mu.Lock()
+		if cc.closed {
+			cc.mu.Unlock()
+			return
+		}
+		before := cc.c.State()
+		cc.c.Receive(buf[:n], from, time.Now())
+		cc.afterLocked(before)
+		cc.mu.Unlock()
+	}
+}
+
+func (cc *ClientConn) tickLoop() {
+	defer cc.wg.Done()
+	t := time.NewTicker(clientConnTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-cc.done:
+			return
+		case now := <-t.C:
+			cc.mu.Lock()
+			if !cc.closed {
+				before := cc.c.State()
+				cc.c.Update(now)
+				cc.afterLocked(before)
+			}
+			cc.mu.Unlock()
+		}
+	}
+}
+
+// afterLocked sends what the client queued, collects its payloads and
+// notes the end of the connection.
+func (cc *ClientConn) afterLocked(before ClientState) {
+	cc.flushLocked()
+	changed := false
+	for {
+		p, seq, ok := cc.c.ReceivePayload()
+		if !ok {
+			break
+		}
+		if len(cc.msgs) >= cc.maxMsgs {
+			cc.c.drop(ClientDropReceiveQueueFull)
+			continue
+		}
+		cc.msgs = append(cc.msgs, ClientMessage{Sequence: seq, Payload: append([]byte(nil), p...)})
+		changed = true
+	}
+	if st := cc.c.State(); st != before {
+		changed = true
+		if before == ClientConnected && cc.ended == nil {
+			cc.ended = st.Err()
+		}
+	}
+	if changed {
+		signal(cc.ready)
+	}
+}
+
+func (cc *ClientConn) flushLocked() {
+	for _, d := range cc.c.Outgoing() {
+		// A lost datagram is not an error for a datagram protocol; a closed
+		// conn is noticed by the read loop.
+		cc.conn.WriteTo(d.Data, d.Addr)
+	}
+}
+
+// Receive blocks until a payload from the server arrives, ctx ends, the
+// connection ends or cc is closed. Payloads that arrived before the server
+// disconnected are still returned; after them Receive returns the reason
+// the connection ended (ErrDisconnected for a server-side disconnect,
+// ErrConnectionTimedOut for a silent server).
+func (cc *ClientConn) Receive(ctx context.Context) (ClientMessage, error) {
+	for {
+		cc.mu.Lock()
+		if cc.closed {
+			cc.mu.Unlock()
+			return ClientMessage{}, net.ErrClosed
+		}
+		if len(cc.msgs) > 0 {
+			m := cc.msgs[0]
+			cc.msgs[0] = ClientMessage{}
+			cc.msgs = cc.msgs[1:]
+			if len(cc.msgs) > 0 {
+				signal(cc.ready) // wake another waiter
+			}
+			cc.mu.Unlock()
+			return m, nil
+		}
+		if err := cc.ended; err != nil {
+			cc.mu.Unlock()
+			signal(cc.ready)
+			return ClientMessage{}, err
+		}
+		cc.mu.Unlock()
+		select {
+		case <-cc.ready:
+		case <-ctx.Done():
+			return ClientMessage{}, ctx.Err()
+		case <-cc.done:
+		}
+	}
+}
+
+// Send sends one payload (1 to MaxPayloadBytes bytes) to the server. It
+// fails with ErrPayloadSize for a bad size, with the reason the connection
+// ended once it has, and with net.ErrClosed after Close.
+func (cc *ClientConn) Send(payload []byte) error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.closed {
+		return net.ErrClosed
+	}
+	if cc.ended != nil {
+		return cc.ended
+	}
+	if err := cc.c.SendPayload(payload); err != nil {
+		return err
+	}
+	cc.flushLocked()
+	return nil
+}
+
+// State is the client's state.
+func (cc *ClientConn) State() ClientState {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.c.State()
+}
+
+// ClientIndex is the slot the server gave this client (-1 once the
+// connection has ended).
+func (cc *ClientConn) ClientIndex() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.c.ClientIndex()
+}
+
+// MaxClients is the server's slot count (0 once the connection has ended).
+func (cc *ClientConn) MaxClients() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.c.MaxClients()
+}
+
+// RemoteAddr is the address of the server the client connected to, which
+// may be any of the token's server addresses.
+func (cc *ClientConn) RemoteAddr() netip.AddrPort {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.c.server
+}
+
+// LocalAddr is the address of the underlying transport.
+func (cc *ClientConn) LocalAddr() netip.AddrPort { return cc.conn.LocalAddr() }
+
+// Stats returns the client's counters.
+func (cc *ClientConn) Stats() ClientCounters {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.c.Stats()
+}
+
+// Close disconnects cleanly (sending RedundantDisconnectCount disconnect
+// packets if connected), stops the goroutines and closes the transport.
+// Later calls return nil.
+func (cc *ClientConn) Close() error {
+	cc.mu.Lock()
+	if cc.closed {
+		cc.mu.Unlock()
+		return nil
+	}
+	cc.c.Disconnect(time.Now())
+	cc.flushLocked()
+	cc.closed = true
+	cc.msgs = nil
+	close(cc.done)
+	cc.mu.Unlock()
+	err := cc.conn.Close()
+	cc.wg.Wait()
+	return err
+}
