@@ -121,12 +121,14 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, maxDgram: cfg.maxDatagramSize()}
 	e.cc = newCongestionController(e.maxDgram)
 	e.credits = priorityWeights
-	e.rx.asm = newSplitAssembler(splitLimits{
-		maxParts:    cfg.MaxSplitParts,
-		maxMessages: cfg.MaxSplitMessages,
-		maxBytes:    cfg.MaxReassemblyBytes,
+	e.rx.pipe = newRecvPipeline(recvConfig{
+		split: splitLimits{
+			maxParts:    cfg.MaxSplitParts,
+			maxMessages: cfg.MaxSplitMessages,
+			maxBytes:    cfg.MaxReassemblyBytes,
+		},
+		order: orderLimits{maxHeldBytes: cfg.MaxReceiveBytes},
 	})
-	e.rx.ord = newOrderingChannels(orderLimits{maxHeldBytes: cfg.MaxReceiveBytes})
 	return e, nil
 }
 
@@ -308,7 +310,18 @@ func (e *Engine) Stats() Stats {
 	s.QueuedMessages = e.queuedMsgs
 	s.HeldSendBytes = e.heldBytes
 	s.ReceiveQueueBytes = e.rx.pendingBytes()
-	s.ReassemblyBytes = e.rx.reassemblyBytes()
+	s.ReassemblyBytes = e.rx.pipe.split.heldBytes()
+	d := &e.rx.pipe.drops
+	s.Drops.MalformedDatagram += d.MalformedDatagram
+	s.Drops.DuplicateDatagram += d.DuplicateDatagram + d.StaleDatagram
+	s.Drops.DatagramOutOfWindow += d.DatagramTooFarAhead
+	s.Drops.ReceiveQueueFull += d.ACKListFull
+	s.Drops.RefusedDatagram += d.RefusedDatagram
+	s.Drops.InvalidFrame += d.InvalidFrame
+	s.Drops.DuplicateMessage += d.DuplicateMessage + d.SplitDuplicate + d.DuplicateOrdered
+	s.Drops.StaleSequenced += d.StaleSequenced
+	s.Drops.OrderingOverflow += d.ReliableTooFarAhead + d.OrderingTooFarAhead + d.OrderingHoldFull
+	s.Drops.SplitRejected += d.SplitInconsistent + d.SplitTooManyParts + d.SplitTooManyMsgs + d.SplitOverBudget
 	return s
 }
 
@@ -327,7 +340,7 @@ func (e *Engine) NextTimeout() time.Time {
 		}
 	}
 	earliest(e.rx.ackDue(e.cfg.ACKDelay))
-	if e.rx.track.pendingNAK() > 0 {
+	if e.rx.pipe.acks.pendingNAK() > 0 {
 		earliest(e.lastNow)
 	}
 	if d := e.sent.oldest(); d != nil {

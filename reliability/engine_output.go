@@ -20,7 +20,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	if e.dead {
 		return dst, false
 	}
-	t := &e.rx.track
+	t := &e.rx.pipe.acks
 	if due := e.rx.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
 		b := t.appendACK(dst, e.maxDgram)
 		e.countOut(len(b) - len(dst))

@@ -228,12 +228,12 @@ func startNear(a, b *Engine, v uint32) {
 	for _, e := range []*Engine{a, b} {
 		e.sent.base, e.sent.next = v, v
 		e.rel.low, e.rel.next = v, v
-		e.rx.dedup = newReliableWindow(0)
-		e.rx.dedup.base = v
-		e.rx.track.next = v
+		e.rx.pipe.rel = newReliableWindow(0)
+		e.rx.pipe.rel.base = v
+		e.rx.pipe.acks.next = v
 		for c := range NumOrderingChannels {
 			e.orderingNext[c] = v
-			e.rx.ord.ch[c].next = v
+			e.rx.pipe.order.ch[c].next = v
 		}
 	}
 }

@@ -54,8 +54,9 @@ type Drops struct {
 	DatagramOutOfWindow uint64 // a datagram number implausibly far ahead
 	DuplicateMessage    uint64 // a reliable message index already delivered
 	StaleSequenced      uint64 // a sequenced message older than one already delivered
-	OrderingOverflow    uint64 // an ordered message too far ahead of its channel
+	OrderingOverflow    uint64 // a reliable or ordered message too far ahead of its window, or no room to hold it
 	SplitRejected       uint64 // a split part refused by the reassembly limits or inconsistent
-	ReceiveQueueFull    uint64 // a data datagram refused because MaxReceiveBytes was reached
+	ReceiveQueueFull    uint64 // a data datagram refused because MaxReceiveBytes was reached, or ACKs piled up
+	RefusedDatagram     uint64 // left unacknowledged: a reliable frame in it found no room (reassembly, ordering limits)
 	DeadInput           uint64 // input after the connection was declared dead or closed
 }
