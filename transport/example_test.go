@@ -15,7 +15,7 @@ import (
 // simulator and the relay reproducible.
 func ExampleShaper() {
 	imp := transport.Impairment{Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.2, Duplicate: 0.2}
-	var counters transport.Counters
+	var counters transport.ImpairmentCounters
 	s := transport.NewShaper(imp, 3, 0, &counters)
 	now := time.Now()
 	for range 8 {

@@ -124,7 +124,7 @@ type Fate struct {
 // impairment in force and the write times: never on other links or on
 // goroutine scheduling. A Shaper is safe for concurrent use.
 type Shaper struct {
-	counters *Counters
+	counters *ImpairmentCounters
 
 	mu        sync.Mutex
 	imp       Impairment
@@ -134,9 +134,9 @@ type Shaper struct {
 
 // NewShaper returns a Shaper applying imp, with a PCG generator seeded from
 // (seed, stream), counting into c. A nil c counts nowhere.
-func NewShaper(imp Impairment, seed, stream uint64, c *Counters) *Shaper {
+func NewShaper(imp Impairment, seed, stream uint64, c *ImpairmentCounters) *Shaper {
 	if c == nil {
-		c = new(Counters)
+		c = new(ImpairmentCounters)
 	}
 	return &Shaper{counters: c, imp: imp, rng: rand.New(rand.NewPCG(seed, stream))}
 }
@@ -227,10 +227,10 @@ func spread(latency, jitter time.Duration, u float64) time.Duration {
 	return max(d, 0)
 }
 
-// Counters accumulate what a Shaper and its owner did to datagrams. All
+// ImpairmentCounters accumulate what a Shaper and its owner did to datagrams. All
 // fields may be updated concurrently; read a consistent-enough view with
 // Snapshot.
-type Counters struct {
+type ImpairmentCounters struct {
 	Sent               atomic.Uint64 // datagrams offered to the link
 	Delivered          atomic.Uint64 // copies handed to a receiver
 	DeliveredBytes     atomic.Uint64 // bytes in those copies
@@ -244,9 +244,9 @@ type Counters struct {
 	Delayed            atomic.Uint64 // datagrams given a non-zero delay
 }
 
-// Snapshot copies the counters into a Stats.
-func (c *Counters) Snapshot() Stats {
-	return Stats{
+// Snapshot copies the counters into a ImpairmentStats.
+func (c *ImpairmentCounters) Snapshot() ImpairmentStats {
+	return ImpairmentStats{
 		Sent:               c.Sent.Load(),
 		Delivered:          c.Delivered.Load(),
 		DeliveredBytes:     c.DeliveredBytes.Load(),
@@ -261,9 +261,9 @@ func (c *Counters) Snapshot() Stats {
 	}
 }
 
-// Stats is a snapshot of Counters. See Counters for the meaning of each
+// ImpairmentStats is a snapshot of ImpairmentCounters. See ImpairmentCounters for the meaning of each
 // field.
-type Stats struct {
+type ImpairmentStats struct {
 	Sent               uint64
 	Delivered          uint64
 	DeliveredBytes     uint64
@@ -278,12 +278,12 @@ type Stats struct {
 }
 
 // Dropped is the total of all drop counters.
-func (s Stats) Dropped() uint64 {
+func (s ImpairmentStats) Dropped() uint64 {
 	return s.DroppedLoss + s.DroppedMTU + s.DroppedQueue + s.DroppedOverflow + s.DroppedUnreachable
 }
 
 // String formats the counters on one line, for logs and command output.
-func (s Stats) String() string {
+func (s ImpairmentStats) String() string {
 	return fmt.Sprintf("sent=%d delivered=%d (%d B) dropped: loss=%d mtu=%d queue=%d overflow=%d unreachable=%d; duplicated=%d reordered=%d delayed=%d",
 		s.Sent, s.Delivered, s.DeliveredBytes,
 		s.DroppedLoss, s.DroppedMTU, s.DroppedQueue, s.DroppedOverflow, s.DroppedUnreachable,

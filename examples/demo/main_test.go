@@ -24,7 +24,9 @@ func TestDemo(t *testing.T) {
 	if up.Sent != pings {
 		t.Errorf("relay saw %d pings, want %d", up.Sent, pings)
 	}
-	if uint64(res.serverReceived) != up.Delivered {
+	// Each side can only have read what the relay delivered to it (a
+	// datagram delivered as the demo winds down may go unread).
+	if res.serverReceived == 0 || uint64(res.serverReceived) > up.Delivered {
 		t.Errorf("server received %d, relay delivered %d upstream", res.serverReceived, up.Delivered)
 	}
 	if uint64(res.clientReceived) > down.Delivered {

@@ -62,7 +62,7 @@ type Config struct {
 // Stats are a relay's counters.
 type Stats struct {
 	// Up counts datagrams from clients to the target, Down the replies.
-	Up, Down transport.Stats
+	Up, Down transport.ImpairmentStats
 	// Clients is the number of clients in the table now.
 	Clients int
 	// ClientsSeen counts clients ever added to the table.
@@ -93,7 +93,7 @@ type Relay struct {
 	down   *transport.Shaper
 	queue  *delay.Queue[outbound]
 
-	upCounters, downCounters transport.Counters
+	upCounters, downCounters transport.ImpairmentCounters
 	seen, expired, rejected  atomic.Uint64
 	foreign                  atomic.Uint64
 	started                  atomic.Bool
@@ -116,7 +116,7 @@ type outbound struct {
 	via      *transport.UDPConn
 	to       netip.AddrPort
 	buf      *[]byte
-	counters *transport.Counters
+	counters *transport.ImpairmentCounters
 }
 
 // epoch anchors client activity times on the monotonic clock.
@@ -206,6 +206,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	stopJanitor()
 	<-janitorDone
 	r.readers.Wait()
+	// shutdown may be running on the context's goroutine; closing the queue
+	// here as well waits out a delivery in progress, so the counters are
+	// final when Run returns.
+	r.queue.Close()
 	if ctx.Err() != nil && errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -302,7 +306,7 @@ func (r *Relay) serveUpstream(c *client) {
 }
 
 // forward applies a direction's impairment to p and schedules its copies.
-func (r *Relay) forward(s *transport.Shaper, counters *transport.Counters, via *transport.UDPConn, to netip.AddrPort, p []byte) {
+func (r *Relay) forward(s *transport.Shaper, counters *transport.ImpairmentCounters, via *transport.UDPConn, to netip.AddrPort, p []byte) {
 	now := time.Now()
 	fate := s.Decide(now, len(p))
 	for i := range fate.Copies {

@@ -38,7 +38,7 @@ const firstEphemeral = 32768
 // methods are safe for concurrent use.
 type Network struct {
 	seed     uint64
-	counters transport.Counters
+	counters transport.ImpairmentCounters
 	queue    *delay.Queue[packet]
 
 	mu           sync.Mutex
@@ -117,7 +117,7 @@ func (n *Network) SetReceiveQueue(size int) {
 }
 
 // Stats returns the counters summed over all links.
-func (n *Network) Stats() transport.Stats { return n.counters.Snapshot() }
+func (n *Network) Stats() transport.ImpairmentStats { return n.counters.Snapshot() }
 
 // Listen creates an endpoint at addr. Port 0 picks a free port. It fails
 // with ErrAddrInUse if the address is taken.

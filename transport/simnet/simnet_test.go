@@ -149,9 +149,9 @@ type traceEntry struct {
 
 // runScenario drives four concurrent flows through an impaired network and
 // returns what each receiver saw, and when.
-func runScenario(t *testing.T, seed uint64) ([][]traceEntry, transport.Stats) {
+func runScenario(t *testing.T, seed uint64) ([][]traceEntry, transport.ImpairmentStats) {
 	var traces [][]traceEntry
-	var stats transport.Stats
+	var stats transport.ImpairmentStats
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		n := New(seed)

@@ -75,7 +75,8 @@ func (q *Queue[T]) Len() int {
 	return len(q.items)
 }
 
-// Close discards every waiting item and makes Schedule fail.
+// Close discards every waiting item and makes Schedule fail. When it
+// returns, no delivery is in progress.
 func (q *Queue[T]) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
