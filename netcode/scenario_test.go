@@ -648,3 +648,75 @@ func TestScenarioDialContext(t *testing.T) {
 		}
 	})
 }
+
+// The two tests below use real loopback sockets, for what the simulated
+// network cannot show: a dual-stack socket and a wildcard bind.
+
+func udpServer(t *testing.T, network, bind string, public func(port uint16) []netip.AddrPort) (*ServerConn, uint16) {
+	t.Helper()
+	conn, err := transport.ListenUDP(network, bind, transport.UDPConfig{})
+	if err != nil {
+		t.Skipf("no %s socket on %s here: %v", network, bind, err)
+	}
+	port := conn.LocalAddr().Port()
+	addrs := public(port)
+	s, err := ListenServer(conn, ServerConfig{ProtocolID: testProtocolID, PrivateKey: testServerKey,
+		PublicAddress: addrs[0], ExtraPublicAddresses: addrs[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, port
+}
+
+func udpDial(t *testing.T, network, bind string, id uint64, to netip.AddrPort) *ClientConn {
+	t.Helper()
+	tok, err := GenerateConnectToken(&TokenParams{ClientID: id, PublicAddresses: []netip.AddrPort{to},
+		ProtocolID: testProtocolID, PrivateKey: testServerKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := transport.ListenUDP(network, bind, transport.UDPConfig{})
+	if err != nil {
+		t.Skipf("no %s socket on %s here: %v", network, bind, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, conn, tok, ClientConfig{})
+	if err != nil {
+		t.Fatalf("dial %v: %v", to, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestUDPDualStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sockets")
+	}
+	// One dual-stack socket serves an IPv4 and an IPv6 client; the server
+	// knows itself by both loopback addresses.
+	s, port := udpServer(t, "udp", "[::]:0", func(port uint16) []netip.AddrPort {
+		return []netip.AddrPort{
+			netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port),
+			netip.AddrPortFrom(netip.IPv6Loopback(), port),
+		}
+	})
+	c4 := udpDial(t, "udp4", "127.0.0.1:0", 1, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port))
+	c6 := udpDial(t, "udp6", "[::1]:0", 2, netip.AddrPortFrom(netip.IPv6Loopback(), port))
+	exchange(t, s, c4)
+	exchange(t, s, c6)
+}
+
+func TestUDPWildcardBind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sockets")
+	}
+	// Bound to 0.0.0.0, known as 127.0.0.1: the address in the token is
+	// the public one, not the bind address.
+	s, port := udpServer(t, "udp4", "0.0.0.0:0", func(port uint16) []netip.AddrPort {
+		return []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)}
+	})
+	c := udpDial(t, "udp4", "127.0.0.1:0", 1, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port))
+	exchange(t, s, c)
+}
