@@ -1,0 +1,594 @@
+package raknet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/netrak/netrak/reliability"
+	"github.com/netrak/netrak/transport"
+)
+
+// Listener defaults.
+const (
+	DefaultMaxConnections = 1024
+	// DefaultAcceptBacklog is how many connections may wait for Accept.
+	DefaultAcceptBacklog = 128
+	// DefaultMaxPending bounds connections created by request 2 that have
+	// not finished the online handshake.
+	DefaultMaxPending = 256
+)
+
+// ListenConfig configures a Listener. The zero value is ready to use and
+// suits Minecraft Bedrock clients.
+type ListenConfig struct {
+	// Conn, if set, is the endpoint to serve on (for example a
+	// transport/simnet endpoint in tests); Listen's network and address
+	// are then ignored. The Listener owns it and closes it on Close.
+	Conn transport.Conn
+	// GUID is the server's RakNet GUID; 0 means a random one.
+	GUID uint64
+	// Protocols are the protocol versions accepted; empty means
+	// {ProtocolBedrock} (11). Add ProtocolOriginal (6) for peers built on
+	// the original C++ library, 10 for older Bedrock clients.
+	Protocols []uint8
+	// MTU is the largest MTU the server agrees to, reliability.MinMTU to
+	// MaxMTU; 0 means MaxMTU (1492).
+	MTU int
+	// DisableCookies turns off the cookie in open connection reply 1.
+	// With cookies (the default) a connection is only created for a
+	// request 2 that echoes a cookie sent to its source address, so
+	// spoofed sources cannot create state.
+	DisableCookies bool
+	// MaxConnections bounds open connections, pending ones included; past
+	// it request 2 is refused with "no free incoming connections". 0 means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxPending bounds connections still in the online handshake; 0
+	// means DefaultMaxPending.
+	MaxPending int
+	// AcceptBacklog bounds connections waiting for Accept; past it, new
+	// connections are closed. 0 means DefaultAcceptBacklog.
+	AcceptBacklog int
+	// PongData is sent in unconnected pongs; SetPongData changes it at run
+	// time. PongEncoding says how (default length-prefixed, as Bedrock).
+	PongData     []byte
+	PongEncoding PongEncoding
+	// OfflineRate and OfflineBurst limit offline messages (pings, open
+	// connection requests) per source address: a token bucket refilled at
+	// OfflineRate per second holding OfflineBurst. 0 means
+	// DefaultOfflineRate and DefaultOfflineBurst.
+	OfflineRate  float64
+	OfflineBurst int
+	// GarbageStrikes malformed offline messages from one IP block it for
+	// BlockDuration. 0 means DefaultGarbageStrikes and
+	// DefaultBlockDuration.
+	GarbageStrikes int
+	BlockDuration  time.Duration
+	// MaxSources bounds the per-source tables of the rate limiter and the
+	// block list; 0 means DefaultMaxSources.
+	MaxSources int
+	// CookieRotation is how often the cookie key changes; 0 means
+	// DefaultCookieRotation.
+	CookieRotation time.Duration
+	// Connection settings; zero values take the defaults documented with
+	// the constants of the same names.
+	HandshakeTimeout time.Duration
+	CloseTimeout     time.Duration
+	PingInterval     time.Duration
+	ReceiveBuffer    int
+	// Reliability configures each connection's engine; its MTU is set by
+	// the handshake, and its DeadTimeout is also the time without any
+	// datagram after which a connection is lost. MaxOutstandingSplits
+	// defaults to 16 here, so that peers like go-raknet, which drop a
+	// connection reassembling more than 16 split messages, keep up.
+	Reliability reliability.Config
+	// Logger receives debug messages; the zero value is silent.
+	Logger zerolog.Logger
+}
+
+// ListenerStats counts what a Listener did with datagrams that belong to
+// no connection, by reason.
+type ListenerStats struct {
+	Pings               uint64 // unconnected pings answered
+	OpenRequests        uint64 // request 1 answered
+	Connections         uint64 // connections created by request 2
+	Accepted            uint64 // connections handed to Accept
+	RefusedFull         uint64 // request 2 refused: MaxConnections or MaxPending
+	RefusedDuplicate    uint64 // request 2 refused: address or GUID already connected
+	IncompatibleVersion uint64 // request 1 with a protocol not accepted
+	BacklogOverflow     uint64 // connections closed because Accept did not keep up
+	RateLimited         uint64 // offline messages over the per-source rate
+	Blocked             uint64 // datagrams from blocked sources
+	SourcesBlocked      uint64 // times a source was put on the block list
+	Malformed           uint64 // offline messages that did not parse
+	UnknownID           uint64 // offline messages with an identifier we do not serve
+	BadCookie           uint64 // request 2 with a wrong cookie
+	SmallProbe          uint64 // request 1 or 2 below the minimum MTU
+	Unsupported         uint64 // libcat security requested
+	StrayDatagrams      uint64 // connected datagrams from unknown sources
+	ReadErrors          uint64 // transient socket read errors
+}
+
+type listenerCounters struct {
+	pings, openRequests, connections, accepted, refusedFull, refusedDuplicate,
+	incompatible, backlogOverflow, rateLimited, blocked, sourcesBlocked,
+	malformed, unknownID, badCookie, smallProbe, unsupported, stray, readErrors atomic.Uint64
+}
+
+// Listener accepts RakNet connections on one datagram endpoint. It
+// implements net.Listener. One goroutine reads the endpoint and hands
+// each datagram to the connection of its source address, or to the
+// offline handshake.
+type Listener struct {
+	cfg     ListenConfig
+	tc      transport.Conn
+	local   netip.AddrPort
+	log     zerolog.Logger
+	guid    uint64
+	pong    atomic.Pointer[PongResponse]
+	counter listenerCounters
+
+	// Reader goroutine state; only it touches these.
+	hs      *serverHandshake
+	limiter *rateLimiter
+	blocks  *blockList
+	buf     []byte
+	out     []byte
+
+	mu      sync.Mutex
+	conns   map[netip.AddrPort]*Conn
+	guids   map[uint64]*Conn
+	pending int
+	closed  bool
+
+	accept     chan *Conn
+	closedCh   chan struct{}
+	readerDone chan struct{}
+	closeOnce  sync.Once
+}
+
+var _ net.Listener = (*Listener)(nil)
+
+// Listen opens a UDP socket on address ("host:port"; network "udp",
+// "udp4" or "udp6") and accepts RakNet connections on it.
+func Listen(network, address string, cfg ListenConfig) (*Listener, error) {
+	return cfg.Listen(context.Background(), network, address)
+}
+
+// Listen is like the package function Listen; ctx is for symmetry with
+// net.ListenConfig and only checked before the socket opens.
+func (cfg ListenConfig) Listen(ctx context.Context, network, address string) (*Listener, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if cfg.Conn == nil {
+		uc, err := transport.ListenUDP(network, address, transport.UDPConfig{Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("raknet: listen: %w", err)
+		}
+		cfg.Conn = uc
+	}
+	l, err := newListener(cfg)
+	if err != nil {
+		cfg.Conn.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func newListener(cfg ListenConfig) (*Listener, error) {
+	if len(cfg.Protocols) == 0 {
+		cfg.Protocols = []uint8{ProtocolBedrock}
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = MaxMTU
+	}
+	if cfg.MTU < reliability.MinMTU || cfg.MTU > MaxMTU {
+		return nil, fmt.Errorf("raknet: listen: MTU %d outside %d..%d", cfg.MTU, reliability.MinMTU, MaxMTU)
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.MaxConnections, DefaultMaxConnections)
+	def(&cfg.MaxPending, DefaultMaxPending)
+	def(&cfg.AcceptBacklog, DefaultAcceptBacklog)
+	def(&cfg.OfflineBurst, DefaultOfflineBurst)
+	def(&cfg.GarbageStrikes, DefaultGarbageStrikes)
+	def(&cfg.MaxSources, DefaultMaxSources)
+	if cfg.OfflineRate <= 0 {
+		cfg.OfflineRate = DefaultOfflineRate
+	}
+	if cfg.BlockDuration <= 0 {
+		cfg.BlockDuration = DefaultBlockDuration
+	}
+	if cfg.CookieRotation <= 0 {
+		cfg.CookieRotation = DefaultCookieRotation
+	}
+	if cfg.GUID == 0 {
+		cfg.GUID = randomGUID()
+	}
+	if _, err := reliability.New(engineConfig(cfg.Reliability, cfg.MTU, cfg.Logger)); err != nil {
+		return nil, fmt.Errorf("raknet: listen: %w", err)
+	}
+	l := &Listener{
+		cfg:        cfg,
+		tc:         cfg.Conn,
+		local:      cfg.Conn.LocalAddr(),
+		log:        cfg.Logger,
+		guid:       cfg.GUID,
+		hs:         newServerHandshake(cfg.GUID, cfg.Protocols, cfg.MTU, !cfg.DisableCookies, cfg.CookieRotation),
+		limiter:    newRateLimiter(cfg.OfflineRate, cfg.OfflineBurst, cfg.MaxSources),
+		blocks:     newBlockList(cfg.GarbageStrikes, cfg.BlockDuration, cfg.MaxSources),
+		buf:        make([]byte, 2048),
+		conns:      make(map[netip.AddrPort]*Conn),
+		guids:      make(map[uint64]*Conn),
+		accept:     make(chan *Conn, cfg.AcceptBacklog),
+		closedCh:   make(chan struct{}),
+		readerDone: make(chan struct{}),
+	}
+	if err := l.SetPongData(cfg.PongData); err != nil {
+		return nil, err
+	}
+	go l.read()
+	return l, nil
+}
+
+// engineConfig is the reliability configuration of one connection.
+func engineConfig(base reliability.Config, mtu int, log zerolog.Logger) reliability.Config {
+	base.MTU = mtu
+	if base.MaxOutstandingSplits == 0 {
+		base.MaxOutstandingSplits = 16
+	}
+	if base.DeadTimeout == 0 {
+		base.DeadTimeout = reliability.DefaultDeadTimeout
+	}
+	if base.ACKDelay == 0 {
+		base.ACKDelay = reliability.DefaultACKDelay
+	}
+	base.Logger = log
+	return base
+}
+
+// sessionDefaults fills the zero connection settings.
+func sessionDefaults(handshake, ping time.Duration, receiveBuffer int) (time.Duration, time.Duration, int) {
+	if handshake <= 0 {
+		handshake = DefaultHandshakeTimeout
+	}
+	if ping <= 0 {
+		ping = DefaultConnectedPingInterval
+	}
+	if receiveBuffer <= 0 {
+		receiveBuffer = DefaultReceiveBuffer
+	}
+	return handshake, ping, receiveBuffer
+}
+
+func closeTimeoutOrDefault(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultCloseTimeout
+	}
+	return d
+}
+
+// read is the reader goroutine.
+func (l *Listener) read() {
+	defer close(l.readerDone)
+	for {
+		n, from, err := l.tc.ReadFrom(l.buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			// Transient errors (ICMP port unreachable on some systems) do
+			// not end the listener.
+			l.counter.readErrors.Add(1)
+			l.log.Debug().Err(err).Msg("raknet: listener read error")
+			continue
+		}
+		l.handle(l.buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), time.Now())
+	}
+}
+
+// handle dispatches one datagram.
+func (l *Listener) handle(b []byte, from netip.AddrPort, now time.Time) {
+	if len(b) == 0 {
+		l.counter.malformed.Add(1)
+		return
+	}
+	l.mu.Lock()
+	c := l.conns[from]
+	l.mu.Unlock()
+	if c != nil && !IsOffline(b) {
+		c.receive(b)
+		return
+	}
+	if l.blocks.blocked(from.Addr(), now) {
+		l.counter.blocked.Add(1)
+		return
+	}
+	if !IsOffline(b) {
+		l.counter.stray.Add(1)
+		return
+	}
+	if !l.limiter.allow(from, now) {
+		l.counter.rateLimited.Add(1)
+		return
+	}
+	out, reason := l.offline(l.out[:0], b, from, c, now)
+	if len(out) > 0 {
+		if err := l.tc.WriteTo(out, from); err != nil {
+			l.log.Debug().Err(err).Stringer("to", from).Msg("raknet: offline reply failed")
+		}
+	}
+	l.out = out[:0]
+	if reason != dropNone {
+		l.count(reason)
+		if reason == dropMalformed || reason == dropUnknownID {
+			if l.blocks.strike(from.Addr(), now) {
+				l.counter.sourcesBlocked.Add(1)
+				l.log.Debug().Stringer("source", from.Addr()).Msg("raknet: source blocked for sending garbage")
+			}
+		}
+	}
+}
+
+func (l *Listener) count(r dropReason) {
+	switch r {
+	case dropMalformed:
+		l.counter.malformed.Add(1)
+	case dropUnknownID:
+		l.counter.unknownID.Add(1)
+	case dropBadProtocol:
+		l.counter.incompatible.Add(1)
+	case dropSmallProbe:
+		l.counter.smallProbe.Add(1)
+	case dropBadCookie:
+		l.counter.badCookie.Add(1)
+	case dropUnsupported:
+		l.counter.unsupported.Add(1)
+	}
+}
+
+// offline handles an offline message from from; existing is the
+// connection from that address, if any.
+func (l *Listener) offline(dst, b []byte, from netip.AddrPort, existing *Conn, now time.Time) ([]byte, dropReason) {
+	switch b[0] {
+	case IDUnconnectedPing, IDUnconnectedPingOpenConnections:
+		out, err := AnswerPing(dst, b, l.pong.Load())
+		switch {
+		case err == nil:
+			l.counter.pings.Add(1)
+			return out, dropNone
+		case errors.Is(err, ErrNotAccepting):
+			return dst, dropNone
+		}
+		return dst, dropMalformed
+	case IDOpenConnectionRequest1:
+		out, reason := l.hs.handleRequest1(dst, b, from, now)
+		if reason == dropNone {
+			l.counter.openRequests.Add(1)
+		}
+		return out, reason
+	case IDOpenConnectionRequest2:
+		req, protocol, reason := l.hs.parseRequest2(b, from, now)
+		if reason != dropNone {
+			return dst, reason
+		}
+		return l.request2(dst, req, protocol, from, existing, now), dropNone
+	}
+	return dst, dropUnknownID
+}
+
+// request2 creates the connection a valid request 2 asks for, or refuses.
+func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uint8, from netip.AddrPort, existing *Conn, now time.Time) []byte {
+	if existing != nil {
+		if existing.remoteGUID == req.ClientGUID && !existing.isUp() {
+			// Our reply 2 was lost and the client asks again.
+			return l.hs.reply2(dst, from, uint16(existing.MTU()))
+		}
+		l.counter.refusedDuplicate.Add(1)
+		return l.hs.refusal(dst, IDAlreadyConnected)
+	}
+	l.mu.Lock()
+	switch {
+	case l.closed:
+		l.mu.Unlock()
+		return dst
+	case l.guids[req.ClientGUID] != nil:
+		l.mu.Unlock()
+		l.counter.refusedDuplicate.Add(1)
+		return l.hs.refusal(dst, IDAlreadyConnected)
+	case len(l.conns) >= l.cfg.MaxConnections || l.pending >= l.cfg.MaxPending:
+		l.mu.Unlock()
+		l.counter.refusedFull.Add(1)
+		return l.hs.refusal(dst, IDNoFreeIncomingConnections)
+	}
+	l.mu.Unlock()
+	handshake, ping, rbuf := sessionDefaults(l.cfg.HandshakeTimeout, l.cfg.PingInterval, l.cfg.ReceiveBuffer)
+	c, err := newConn(connParams{
+		tc: l.tc, listener: l, remoteGUID: req.ClientGUID, log: l.log,
+		closeTimeout: closeTimeoutOrDefault(l.cfg.CloseTimeout),
+		session: sessionConfig{
+			guid: l.guid, local: l.local, remote: from, protocol: protocol,
+			engine:           engineConfig(l.cfg.Reliability, int(req.MTU), l.log),
+			handshakeTimeout: handshake, deadTimeout: deadTimeout(l.cfg.Reliability), pingInterval: ping, receiveBuffer: rbuf,
+		},
+	}, now)
+	if err != nil {
+		l.log.Debug().Err(err).Msg("raknet: cannot create connection")
+		return dst
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return dst
+	}
+	l.conns[from] = c
+	l.guids[req.ClientGUID] = c
+	c.counted = true
+	l.pending++
+	l.mu.Unlock()
+	l.counter.connections.Add(1)
+	go c.run()
+	return l.hs.reply2(dst, from, req.MTU)
+}
+
+func deadTimeout(cfg reliability.Config) time.Duration {
+	if cfg.DeadTimeout > 0 {
+		return cfg.DeadTimeout
+	}
+	return reliability.DefaultDeadTimeout
+}
+
+// ready hands a connection that finished its handshake to Accept.
+func (l *Listener) ready(c *Conn) {
+	l.mu.Lock()
+	if c.counted {
+		c.counted = false
+		l.pending--
+	}
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		go c.Close()
+		return
+	}
+	select {
+	case l.accept <- c:
+		l.counter.accepted.Add(1)
+	default:
+		l.counter.backlogOverflow.Add(1)
+		go c.Close()
+	}
+}
+
+// remove forgets a connection that ended.
+func (l *Listener) remove(c *Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conns[c.remote] == c {
+		delete(l.conns, c.remote)
+	}
+	if l.guids[c.remoteGUID] == c {
+		delete(l.guids, c.remoteGUID)
+	}
+	if c.counted {
+		c.counted = false
+		l.pending--
+	}
+}
+
+// Accept waits for the next connection that completed its handshake.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.AcceptConn(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AcceptConn is Accept returning the *Conn, and giving up when ctx ends.
+func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
+	select {
+	case c := <-l.accept:
+		return c, nil
+	case <-l.closedCh:
+		return nil, &net.OpError{Op: "accept", Net: "raknet", Addr: l.Addr(), Err: net.ErrClosed}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops accepting, closes every connection of the listener
+// gracefully (they share its socket) and then the socket. It waits up to
+// the close timeout for the connections' peers.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		conns := make([]*Conn, 0, len(l.conns))
+		for _, c := range l.conns {
+			conns = append(conns, c)
+		}
+		l.mu.Unlock()
+		close(l.closedCh)
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.Close()
+			}()
+		}
+		// Connections waiting in the backlog were never accepted.
+		for {
+			select {
+			case c := <-l.accept:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c.Close()
+				}()
+				continue
+			default:
+			}
+			break
+		}
+		wg.Wait()
+		l.tc.Close()
+		<-l.readerDone
+	})
+	return nil
+}
+
+// Addr returns the listener's UDP address.
+func (l *Listener) Addr() net.Addr { return net.UDPAddrFromAddrPort(l.local) }
+
+// GUID is the server's RakNet GUID.
+func (l *Listener) GUID() uint64 { return l.guid }
+
+// SetPongData changes what unconnected pongs carry, effective for the next
+// ping. It fails with ErrPongDataTooLong past MaxPongDataLen.
+func (l *Listener) SetPongData(data []byte) error {
+	r := &PongResponse{ServerGUID: l.guid, Data: append([]byte(nil), data...), Encoding: l.cfg.PongEncoding}
+	if (&UnconnectedPong{Data: r.Data, Encoding: r.Encoding}).Len()-unconnectedPongHeaderLen > MaxPongDataLen {
+		return ErrPongDataTooLong
+	}
+	l.pong.Store(r)
+	return nil
+}
+
+// Stats returns the listener's counters.
+func (l *Listener) Stats() ListenerStats {
+	c := &l.counter
+	return ListenerStats{
+		Pings: c.pings.Load(), OpenRequests: c.openRequests.Load(), Connections: c.connections.Load(),
+		Accepted: c.accepted.Load(), RefusedFull: c.refusedFull.Load(), RefusedDuplicate: c.refusedDuplicate.Load(),
+		IncompatibleVersion: c.incompatible.Load(), BacklogOverflow: c.backlogOverflow.Load(),
+		RateLimited: c.rateLimited.Load(), Blocked: c.blocked.Load(), SourcesBlocked: c.sourcesBlocked.Load(),
+		Malformed: c.malformed.Load(), UnknownID: c.unknownID.Load(), BadCookie: c.badCookie.Load(),
+		SmallProbe: c.smallProbe.Load(), Unsupported: c.unsupported.Load(), StrayDatagrams: c.stray.Load(),
+		ReadErrors: c.readErrors.Load(),
+	}
+}
+
+// NumConns is the number of open connections, pending ones included.
+func (l *Listener) NumConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}

@@ -1,0 +1,425 @@
+package raknet
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/netrak/netrak/reliability"
+)
+
+// Defaults for connections.
+const (
+	// DefaultHandshakeTimeout bounds the online handshake: connection
+	// request to new incoming connection.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultConnectedPingInterval is how often a connection sends a
+	// connected ping, which keeps an idle connection alive and measures
+	// the RTT.
+	DefaultConnectedPingInterval = 5 * time.Second
+	// DefaultCloseTimeout bounds a graceful Close: the time allowed for
+	// the peer to acknowledge the data still queued and the disconnection
+	// notification.
+	DefaultCloseTimeout = 3 * time.Second
+	// DefaultReceiveBuffer bounds the bytes of user messages a connection
+	// holds for its reader, on top of what the reliability engine holds
+	// (reliability.Config.MaxReceiveBytes). Past both, the engine stops
+	// acknowledging and the sender slows down.
+	DefaultReceiveBuffer = 4 << 20
+	// maxQueuedEvents bounds the receipts waiting for ReadReceipt; older
+	// ones are dropped past it.
+	maxQueuedEvents = 4096
+)
+
+// Message is a user message received on a connection.
+type Message struct {
+	// Data is the message, starting with its identifier byte. The caller
+	// owns it.
+	Data []byte
+	// Reliability and Channel are what the frame carried on the wire.
+	Reliability reliability.Reliability
+	Channel     uint8
+}
+
+type sessionState uint8
+
+const (
+	stateHandshake sessionState = iota // online handshake in progress
+	stateConnected
+	stateClosed // terminal; err says why (nil after a local Close)
+)
+
+// sessionConfig is everything a session needs to start.
+type sessionConfig struct {
+	client        bool
+	guid          uint64
+	local, remote netip.AddrPort
+	protocol      uint8
+	engine        reliability.Config // MTU included
+
+	handshakeTimeout time.Duration
+	deadTimeout      time.Duration
+	pingInterval     time.Duration
+	receiveBuffer    int
+}
+
+// session is the sans-I/O state of one connection after the offline
+// handshake: the online handshake, connected pings, the disconnection
+// notification and the dead-connection timeout, over a reliability
+// Engine. It sorts delivered messages into internal ones, which it
+// handles, and user messages, which it queues for the reader.
+type session struct {
+	cfg sessionConfig
+	eng *reliability.Engine
+
+	state      sessionState
+	err        error
+	gotRequest bool // server: connection request answered
+	justUp     bool // the handshake completed since the flag was cleared
+
+	handshakeDeadline time.Time
+	lastRecv          time.Time
+	nextPing          time.Time
+	pingRTT           time.Duration
+
+	closing        bool // Close called; flushing
+	closeDeadline  time.Time
+	sendDisconnect bool // a disconnection notification still has to be queued
+	peerClosed     bool
+
+	queue   []Message // user messages for the reader
+	qhead   int
+	partial int // bytes of queue[qhead] already returned by Read
+	queued  int // bytes in queue
+
+	events        []reliability.Event
+	eventsDropped uint64
+	scratch       []byte
+}
+
+func newSession(cfg sessionConfig, now time.Time) (*session, error) {
+	eng, err := reliability.New(cfg.engine)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{cfg: cfg, eng: eng, lastRecv: now, handshakeDeadline: now.Add(cfg.handshakeTimeout)}
+	if cfg.client {
+		req := ConnectionRequest{ClientGUID: cfg.guid, Time: now.UnixMilli()}
+		s.sendInternal(req.Append(s.scratch[:0]), reliability.Reliable, now)
+	}
+	return s, nil
+}
+
+// sendInternal queues a protocol message; the engine copies it.
+func (s *session) sendInternal(b []byte, r reliability.Reliability, now time.Time) {
+	s.scratch = b[:0]
+	s.eng.Send(b, r, 0, reliability.Immediate, now)
+}
+
+// internalAddresses are the addresses sent in the handshake: ours first,
+// then unassigned ones up to the count the protocol expects.
+func (s *session) internalAddresses() []netip.AddrPort {
+	list := make([]netip.AddrPort, InternalAddressCount(s.cfg.protocol))
+	if s.cfg.local.Addr().Is4() && !s.cfg.local.Addr().IsUnspecified() {
+		list[0] = s.cfg.local
+	}
+	return list
+}
+
+// receive hands a datagram from the peer to the engine and sorts out what
+// it delivered.
+func (s *session) receive(b []byte, now time.Time) {
+	if s.state == stateClosed {
+		return
+	}
+	s.lastRecv = now
+	s.eng.Receive(b, now)
+	s.drain(now)
+}
+
+// drain takes delivered messages from the engine while the reader's queue
+// has room, and collects receipts.
+func (s *session) drain(now time.Time) {
+	for s.state != stateClosed && s.queued < s.cfg.receiveBuffer {
+		m, ok := s.eng.ReadMessage()
+		if !ok {
+			break
+		}
+		s.handle(m, now)
+	}
+	for {
+		ev, ok := s.eng.ReadEvent()
+		if !ok {
+			break
+		}
+		if ev.Kind == reliability.EventDead {
+			s.end(ErrConnectionLost)
+			return
+		}
+		if len(s.events) >= maxQueuedEvents {
+			s.events = s.events[1:]
+			s.eventsDropped++
+		}
+		s.events = append(s.events, ev)
+	}
+}
+
+// handle processes one delivered message. Connected ping, pong and the
+// disconnection notification are recognised by identifier and exact
+// length in every state, as the original library does; handshake messages
+// only during the handshake. Anything else is a user message.
+func (s *session) handle(m reliability.Message, now time.Time) {
+	p := m.Payload
+	switch {
+	case len(p) == connectedPingLen && p[0] == IDConnectedPing:
+		ping, _ := ParseConnectedPing(p)
+		pong := ConnectedPong{PingTime: ping.Time, PongTime: now.UnixMilli()}
+		s.sendInternal(pong.Append(s.scratch[:0]), reliability.Unreliable, now)
+		return
+	case len(p) == connectedPongLen && p[0] == IDConnectedPong:
+		pong, _ := ParseConnectedPong(p)
+		if rtt := now.Sub(time.UnixMilli(pong.PingTime)); rtt >= 0 && rtt < time.Minute {
+			s.pingRTT = rtt
+		}
+		return
+	case len(p) == 1 && p[0] == IDDisconnectionNotification:
+		s.peerClosed = true
+		return
+	case s.state == stateHandshake:
+		if s.handleHandshake(p, now) || !(s.gotRequest && !s.cfg.client) {
+			return
+		}
+		// The server answered the request; the client may send data before
+		// its new incoming connection arrives (it can be lost and resent).
+	}
+	if s.peerClosed || s.closing {
+		return
+	}
+	data := make([]byte, len(p))
+	copy(data, p)
+	s.queue = append(s.queue, Message{Data: data, Reliability: m.Reliability, Channel: m.Channel})
+	s.queued += len(data)
+}
+
+// handleHandshake handles the online handshake messages and reports
+// whether p was one.
+func (s *session) handleHandshake(p []byte, now time.Time) bool {
+	if len(p) == 0 {
+		return false
+	}
+	switch {
+	case !s.cfg.client && p[0] == IDConnectionRequest:
+		req, err := ParseConnectionRequest(p)
+		if err != nil {
+			return true
+		}
+		acc := ConnectionRequestAccepted{
+			ClientAddress:     s.cfg.remote,
+			InternalAddresses: s.internalAddresses(),
+			RequestTime:       req.Time,
+			ReplyTime:         now.UnixMilli(),
+		}
+		s.sendInternal(acc.Append(s.scratch[:0]), reliability.Reliable, now)
+		s.gotRequest = true
+		return true
+	case !s.cfg.client && p[0] == IDNewIncomingConnection && s.gotRequest:
+		nic, err := ParseNewIncomingConnection(p)
+		if err != nil {
+			return true
+		}
+		if rtt := now.Sub(time.UnixMilli(nic.PingTime)); rtt >= 0 && rtt < time.Minute {
+			s.pingRTT = rtt
+		}
+		s.up(now)
+		return true
+	case s.cfg.client && p[0] == IDConnectionRequestAccepted:
+		acc, err := ParseConnectionRequestAccepted(p)
+		if err != nil {
+			return true
+		}
+		if rtt := now.Sub(time.UnixMilli(acc.RequestTime)); rtt >= 0 && rtt < time.Minute {
+			s.pingRTT = rtt
+		}
+		nic := NewIncomingConnection{
+			ServerAddress:     s.cfg.remote,
+			InternalAddresses: s.internalAddresses(),
+			PingTime:          acc.ReplyTime,
+			PongTime:          now.UnixMilli(),
+		}
+		s.sendInternal(nic.Append(s.scratch[:0]), reliability.Reliable, now)
+		s.up(now)
+		s.ping(now)
+		return true
+	}
+	return false
+}
+
+func (s *session) up(now time.Time) {
+	s.state = stateConnected
+	s.justUp = true
+	s.nextPing = now.Add(s.cfg.pingInterval)
+}
+
+func (s *session) ping(now time.Time) {
+	p := ConnectedPing{Time: now.UnixMilli()}
+	s.sendInternal(p.Append(s.scratch[:0]), reliability.Unreliable, now)
+	s.nextPing = now.Add(s.cfg.pingInterval)
+}
+
+// end makes the session terminal.
+func (s *session) end(err error) {
+	if s.state == stateClosed {
+		return
+	}
+	s.state = stateClosed
+	s.err = err
+	s.eng.Close()
+}
+
+// poll runs the timers and appends every datagram due at now, calling
+// emit for each. The datagram passed to emit is only valid during the
+// call.
+func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
+	if s.state == stateClosed {
+		return out
+	}
+	switch {
+	case s.state == stateHandshake && !now.Before(s.handshakeDeadline):
+		s.end(ErrHandshakeTimeout)
+		return out
+	case now.Sub(s.lastRecv) >= s.cfg.deadTimeout, s.eng.Dead(now):
+		s.end(ErrConnectionLost)
+		return out
+	}
+	if s.state == stateConnected && !s.closing && !s.peerClosed && !now.Before(s.nextPing) {
+		s.ping(now)
+	}
+	if s.sendDisconnect {
+		if _, err := s.eng.Send([]byte{IDDisconnectionNotification}, reliability.ReliableOrdered, 0, reliability.Medium, now); err == nil {
+			s.sendDisconnect = false
+		}
+	}
+	at := now
+	if s.closing && s.peerClosed {
+		// Both sides are closing: acknowledge what the peer sent (its
+		// disconnection notification above all) without waiting for the
+		// ACK delay, then stop.
+		at = now.Add(reliability.DefaultACKDelay)
+		if d := s.cfg.engine.ACKDelay; d > 0 {
+			at = now.Add(d)
+		}
+	}
+	for {
+		var ok bool
+		out, ok = s.eng.AppendDatagram(out[:0], at)
+		if !ok {
+			break
+		}
+		emit(out)
+	}
+	if s.closing {
+		switch {
+		case s.peerClosed, !now.Before(s.closeDeadline):
+			s.end(nil)
+		case !s.sendDisconnect && s.eng.NextTimeout().IsZero():
+			// Everything, the notification included, was acknowledged.
+			s.end(nil)
+		}
+	}
+	return out
+}
+
+// nextWake is when poll must run next; the zero time means only input
+// can change anything.
+func (s *session) nextWake() time.Time {
+	if s.state == stateClosed {
+		return time.Time{}
+	}
+	t := s.eng.NextTimeout()
+	earliest := func(c time.Time) {
+		if !c.IsZero() && (t.IsZero() || c.Before(t)) {
+			t = c
+		}
+	}
+	if s.state == stateHandshake {
+		earliest(s.handshakeDeadline)
+	}
+	earliest(s.lastRecv.Add(s.cfg.deadTimeout))
+	if s.state == stateConnected && !s.closing && !s.peerClosed {
+		earliest(s.nextPing)
+	}
+	if s.closing {
+		earliest(s.closeDeadline)
+		if s.sendDisconnect || s.peerClosed {
+			earliest(s.lastRecv) // now, or in the past: at once
+		}
+	}
+	return t
+}
+
+// close starts a graceful close: the disconnection notification goes
+// after everything already queued on channel 0, and the session ends when
+// the peer has acknowledged it, when the peer closes too, or at timeout.
+// A session that never finished its handshake, or whose peer already
+// closed, ends at the next poll.
+func (s *session) close(now time.Time, timeout time.Duration) {
+	if s.state == stateClosed || s.closing {
+		return
+	}
+	s.closing = true
+	s.closeDeadline = now.Add(timeout)
+	switch {
+	case s.state == stateHandshake:
+		s.closeDeadline = now
+	case !s.peerClosed:
+		s.sendDisconnect = true
+	}
+	// Unread messages are of no use any more.
+	s.queue, s.qhead, s.partial, s.queued = nil, 0, 0, 0
+}
+
+// hasMessage reports whether a user message waits for the reader.
+func (s *session) hasMessage() bool { return s.qhead < len(s.queue) }
+
+// read copies the head message into b, keeping what does not fit for the
+// next read.
+func (s *session) read(b []byte) int {
+	m := &s.queue[s.qhead]
+	n := copy(b, m.Data[s.partial:])
+	s.partial += n
+	if s.partial == len(m.Data) {
+		s.pop()
+	}
+	return n
+}
+
+// readMessage removes the head message; after a partial read, the rest
+// of it.
+func (s *session) readMessage() Message {
+	m := s.queue[s.qhead]
+	m.Data = m.Data[s.partial:]
+	s.pop()
+	return m
+}
+
+func (s *session) pop() {
+	s.queued -= len(s.queue[s.qhead].Data)
+	s.queue[s.qhead] = Message{}
+	s.qhead++
+	s.partial = 0
+	if s.qhead == len(s.queue) {
+		s.queue, s.qhead = s.queue[:0], 0
+	} else if s.qhead > 1024 && s.qhead*2 > len(s.queue) {
+		n := copy(s.queue, s.queue[s.qhead:])
+		clear(s.queue[n:])
+		s.queue, s.qhead = s.queue[:n], 0
+	}
+}
+
+// rtt is the best estimate of the round-trip time: the engine's smoothed
+// RTT from acknowledgements, or the latest connected ping.
+func (s *session) rtt() time.Duration {
+	if r := s.eng.Stats().SmoothedRTT; r > 0 {
+		return r
+	}
+	return s.pingRTT
+}
