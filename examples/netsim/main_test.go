@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,8 +180,8 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// TestSignalPrintsCounters builds the program, runs it, sends it SIGINT and
-// checks that it exits cleanly after printing its counters.
+// TestSignalPrintsCounters builds the program, runs it, sends it SIGINT or
+// SIGTERM, and checks that it exits cleanly after printing its counters.
 func TestSignalPrintsCounters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary; skipped in -short mode")
@@ -188,44 +190,63 @@ func TestSignalPrintsCounters(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testSignal(t, bin, sig) })
+	}
+}
+
+func testSignal(t *testing.T, bin string, sig os.Signal) {
 	server := listenUDP(t)
 	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-target", server.LocalAddr().String(), "-loss", "0.5")
-	var stdout syncBuffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stdout
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The banner says where it listens; wait for it with a deadline.
-	deadline := time.Now().Add(10 * time.Second)
-	re := regexp.MustCompile(`relaying (\S+) ->`)
+	defer cmd.Process.Kill()
+	// The banner's first line says where it listens; the rest of the output
+	// is collected until the process exits.
+	lines := make(chan string, 1)
+	var rest bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(pipe)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
+		}
+	}()
 	var relayAddr netip.AddrPort
-	for relayAddr == (netip.AddrPort{}) {
-		if m := re.FindStringSubmatch(stdout.String()); m != nil {
-			relayAddr = netip.MustParseAddrPort(m[1])
-			break
+	select {
+	case line := <-lines:
+		m := regexp.MustCompile(`relaying (\S+) ->`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected banner %q", line)
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no banner; output: %s", stdout.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling a child's output has no event to wait on
+		relayAddr = netip.MustParseAddrPort(m[1])
+	case <-time.After(10 * time.Second):
+		t.Fatal("no banner within 10s")
 	}
 	client := listenUDP(t)
 	for range 100 {
 		client.WriteTo([]byte("x"), relayAddr)
 	}
-	client.WriteTo([]byte("x"), relayAddr)
 	// Let some datagrams through before stopping it.
 	if _, _, err := read(server, make([]byte, 8), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Process.Signal(os.Interrupt)
+	cmd.Process.Signal(sig)
+	<-copied
+	out := rest.String()
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("netsim exited with %v; output:\n%s", err, stdout.String())
+		t.Fatalf("netsim exited with %v; output:\n%s", err, out)
 	}
-	out := stdout.String()
 	if !strings.Contains(out, "netsim: stopped") || !regexp.MustCompile(`up:\s+sent=\d+`).MatchString(out) {
-		t.Fatalf("no counters after SIGINT; output:\n%s", out)
+		t.Fatalf("no counters after %v; output:\n%s", sig, out)
 	}
 }
