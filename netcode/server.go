@@ -342,26 +342,29 @@ func (s *Server) send(p *Packet, c *PacketCipher, to netip.AddrPort) bool {
 // sendGlobal sends a denied or challenge packet under the global sequence,
 // which starts at 1<<63 so it never reuses a nonce of the per-client
 // sequences that start at 0 under the same key.
-func (s *Server) sendGlobal(p *Packet, c *PacketCipher, to netip.AddrPort) {
+func (s *Server) sendGlobal(p *Packet, c *PacketCipher, to netip.AddrPort) bool {
 	p.Sequence = s.globalSeq
 	s.globalSeq++
-	s.send(p, c, to)
+	return s.send(p, c, to)
 }
 
-func (s *Server) sendToSlot(i int, p *Packet) {
+func (s *Server) sendToSlot(i int, p *Packet) bool {
 	c := &s.slots[i]
 	p.Sequence = c.sequence
 	c.sequence++
-	if s.send(p, c.send, c.addr) {
-		c.lastSend = s.now
-		c.stats.PacketsSent++
+	if !s.send(p, c.send, c.addr) {
+		return false
 	}
+	c.lastSend = s.now
+	c.stats.PacketsSent++
+	return true
 }
 
 func (s *Server) sendKeepAlive(i int) {
 	s.pkt = Packet{Type: ConnectionKeepAlive, ClientIndex: uint32(i), MaxClients: uint32(s.maxClients)}
-	s.sendToSlot(i, &s.pkt)
-	s.slots[i].stats.KeepAlivesSent++
+	if s.sendToSlot(i, &s.pkt) {
+		s.slots[i].stats.KeepAlivesSent++
+	}
 }
 
 func (s *Server) drop(r DropReason) { s.stats.Dropped[r]++ }
@@ -551,8 +554,9 @@ func (s *Server) processRequest(pkt []byte, from netip.AddrPort, now time.Time) 
 	timeout := time.Duration(priv.TimeoutSeconds) * time.Second
 	if s.nConn == s.maxClients {
 		s.pkt = Packet{Type: ConnectionDenied}
-		s.sendGlobal(&s.pkt, NewPacketCipher(priv.ServerToClientKey, s.cfg.ProtocolID), from)
-		s.stats.DeniedSent++
+		if s.sendGlobal(&s.pkt, NewPacketCipher(priv.ServerToClientKey, s.cfg.ProtocolID), from) {
+			s.stats.DeniedSent++
+		}
 		return
 	}
 	m := s.addMapping(from, now)
@@ -574,8 +578,9 @@ func (s *Server) processRequest(pkt []byte, from netip.AddrPort, now time.Time) 
 		ChallengeToken:    s.challenge.Seal(&ct, s.challengeSeq),
 	}
 	s.challengeSeq++
-	s.sendGlobal(&s.pkt, m.send, from)
-	s.stats.ChallengesSent++
+	if s.sendGlobal(&s.pkt, m.send, from) {
+		s.stats.ChallengesSent++
+	}
 }
 
 func (s *Server) isOwnAddress(list []netip.AddrPort) bool {
@@ -670,8 +675,9 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 	}
 	if s.nConn == s.maxClients {
 		s.pkt = Packet{Type: ConnectionDenied}
-		s.sendGlobal(&s.pkt, m.send, from)
-		s.stats.DeniedSent++
+		if s.sendGlobal(&s.pkt, m.send, from) {
+			s.stats.DeniedSent++
+		}
 		return
 	}
 	i := s.freeSlot()
@@ -739,7 +745,9 @@ func (s *Server) Update(now time.Time) {
 
 // SendPayload sends one payload (1 to MaxPayloadBytes bytes) to the client
 // in slot index. Until the client is confirmed each payload is preceded by
-// a keep-alive that tells the client its slot.
+// a keep-alive that tells the client its slot. A payload that finds the
+// outbox full (the driver is not draining Outgoing) is dropped like a
+// datagram lost in flight and counted as DropOutboxFull.
 func (s *Server) SendPayload(index int, payload []byte) error {
 	if !s.running {
 		return ErrServerNotRunning
@@ -755,10 +763,12 @@ func (s *Server) SendPayload(index int, payload []byte) error {
 		s.sendKeepAlive(index)
 	}
 	s.pkt = Packet{Type: ConnectionPayload, Payload: payload}
-	s.sendToSlot(index, &s.pkt)
-	s.pkt.Payload = nil
-	c.stats.PayloadsSent++
-	s.stats.PayloadsSent++
+	sent := s.sendToSlot(index, &s.pkt)
+	s.pkt.Payload = nil // do not keep the caller's buffer
+	if sent {
+		c.stats.PayloadsSent++
+		s.stats.PayloadsSent++
+	}
 	return nil
 }
 
