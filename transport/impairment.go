@@ -189,7 +189,9 @@ func (s *Shaper) Decide(now time.Time, size int) Fate {
 		if start.Before(now) {
 			start = now
 		}
-		backlog := int64(start.Sub(now)) * int64(imp.Bandwidth) / int64(time.Second)
+		// Bytes still waiting; float64 because duration × rate can overflow
+		// int64 for large queue limits.
+		backlog := int64(start.Sub(now).Seconds() * float64(imp.Bandwidth))
 		limit := imp.QueueLimit
 		if limit == 0 {
 			limit = DefaultQueueLimit
