@@ -222,3 +222,55 @@ type wildcardConn struct{ *simnet.Conn }
 func (wildcardConn) LocalAddr() netip.AddrPort { return wildcardAddr }
 
 var wildcardAddr = netip.MustParseAddrPort("0.0.0.0:40000")
+
+// TestServerConnConcurrent uses every method from several goroutines at
+// once; run with -race it checks the locking.
+func TestServerConnConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		n, sc := listenSim(t, 4)
+		h := &serverHarness{t: t, now: time.Now(), nextID: 1000}
+		c := newSimClient(t, n, h, "198.51.100.7:5000")
+		c.handshake()
+		if _, err := sc.NextEvent(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		const senders, each = 4, 50
+		done := make(chan struct{})
+		for g := range senders {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for k := range each {
+					if err := sc.Send(0, []byte{byte(g), byte(k)}); err != nil {
+						t.Error(err)
+						return
+					}
+					sc.Stats()
+					sc.Client(0)
+					sc.ConnectedClients()
+				}
+			}()
+		}
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for k := range each {
+				c.send(c.seal(Packet{Type: ConnectionPayload, Payload: []byte{byte(k)}}))
+			}
+		}()
+		for range senders + 1 {
+			<-done
+		}
+		for k := range each {
+			m, err := sc.Receive(ctx)
+			if err != nil || m.Payload[0] != byte(k) {
+				t.Fatalf("message %d: %+v, %v", k, m, err)
+			}
+		}
+		got := 0
+		for got < senders*each {
+			c.await(ConnectionPayload)
+			got++
+		}
+	})
+}
