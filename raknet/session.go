@@ -299,14 +299,11 @@ func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
 		}
 	}
 	at := now
-	if s.closing && s.peerClosed {
-		// Both sides are closing: acknowledge what the peer sent (its
-		// disconnection notification above all) without waiting for the
-		// ACK delay, then stop.
-		at = now.Add(reliability.DefaultACKDelay)
-		if d := s.cfg.engine.ACKDelay; d > 0 {
-			at = now.Add(d)
-		}
+	if s.peerClosed {
+		// The peer is gone: acknowledge what it sent (its disconnection
+		// notification above all) without waiting for the ACK delay, then
+		// stop. Messages already queued stay readable.
+		at = now.Add(s.cfg.engine.ACKDelay)
 	}
 	for {
 		var ok bool
@@ -315,6 +312,10 @@ func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
 			break
 		}
 		emit(out)
+	}
+	if s.peerClosed && !s.closing {
+		s.end(ErrPeerClosed)
+		return out
 	}
 	if s.closing {
 		switch {
@@ -347,11 +348,11 @@ func (s *session) nextWake() time.Time {
 	if s.state == stateConnected && !s.closing && !s.peerClosed {
 		earliest(s.nextPing)
 	}
+	if s.peerClosed || (s.closing && s.sendDisconnect) {
+		earliest(s.lastRecv) // now, or in the past: at once
+	}
 	if s.closing {
 		earliest(s.closeDeadline)
-		if s.sendDisconnect || s.peerClosed {
-			earliest(s.lastRecv) // now, or in the past: at once
-		}
 	}
 	return t
 }
