@@ -180,7 +180,7 @@ func runScenario(t *testing.T, seed uint64) ([][]traceEntry, transport.Impairmen
 			})
 			writers.Go(func() {
 				buf := make([]byte, 1300)
-				for i := range 2000 {
+				for i := range 800 {
 					size := 8 + (i*37+f*101)%1290 // some exceed the MTU
 					binary.BigEndian.PutUint64(buf, uint64(i))
 					src.WriteTo(buf[:size], dst.LocalAddr())
