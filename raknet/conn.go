@@ -64,6 +64,8 @@ type Conn struct {
 	upOnce   sync.Once
 	up       chan struct{} // closed when the handshake completes
 	closedCh chan struct{} // closed when Close is called
+	relOnce  sync.Once
+	released chan struct{} // closed when Close has nothing more to wait for
 	done     chan struct{} // closed when the connection has ended
 
 	rdl, wdl *deadline
@@ -97,7 +99,7 @@ func newConn(p connParams, now time.Time) (*Conn, error) {
 		closeTimeout: p.closeTimeout, maxMessage: maxMessage, s: s,
 		readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
 		eventCh: make(chan struct{}, 1), wake: make(chan struct{}, 1),
-		up: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
+		up: make(chan struct{}), closedCh: make(chan struct{}), released: make(chan struct{}), done: make(chan struct{}),
 		rdl: newDeadline(), wdl: newDeadline(),
 	}
 	return c, nil
@@ -128,6 +130,7 @@ func (c *Conn) step(f func(now time.Time)) (time.Time, bool) {
 	c.out = c.s.poll(now, c.out, c.emit)
 	becameUp := c.s.justUp
 	c.s.justUp = false
+	released := c.s.released()
 	ended := c.s.state == stateClosed
 	next := c.s.nextWake()
 	if c.readWaiting > 0 && (c.s.hasMessage() || c.s.peerClosed || ended) {
@@ -140,6 +143,9 @@ func (c *Conn) step(f func(now time.Time)) (time.Time, bool) {
 		poke(c.eventCh)
 	}
 	c.mu.Unlock()
+	if released {
+		c.relOnce.Do(func() { close(c.released) })
+	}
 	if becameUp {
 		c.upOnce.Do(func() { close(c.up) })
 		if c.listener != nil {
@@ -185,6 +191,7 @@ func (c *Conn) finish() {
 	if c.ownsTC {
 		c.tc.Close()
 	}
+	c.relOnce.Do(func() { close(c.released) })
 	c.mu.Lock()
 	if c.s.err != nil {
 		c.log.Debug().Err(c.s.err).Stringer("remote", c.remote).Msg("raknet: connection ended")
@@ -413,14 +420,16 @@ func (c *Conn) ReadReceipt(ctx context.Context) (reliability.Event, error) {
 }
 
 // Close closes the connection gracefully; see Conn. It blocks until the
-// peer has acknowledged everything sent, or the close timeout passes.
+// peer has acknowledged everything sent, or the close timeout passes. If
+// the peer closed first, Close returns at once and the connection keeps
+// acknowledging the peer's resends in the background for a second.
 // Blocked reads and writes return at once. It returns nil; later calls
 // wait for the first to finish and return nil too.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.userClosed {
 		c.mu.Unlock()
-		<-c.done
+		<-c.released
 		return nil
 	}
 	c.userClosed = true
@@ -428,7 +437,7 @@ func (c *Conn) Close() error {
 	close(c.closedCh)
 	c.mu.Unlock()
 	poke(c.wake)
-	<-c.done
+	<-c.released
 	return nil
 }
 

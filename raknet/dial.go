@@ -162,15 +162,16 @@ func (d *DialConfig) DialAddr(ctx context.Context, addr netip.AddrPort) (*Conn, 
 		}
 		return nil, err
 	case <-ctx.Done():
-		c.abort()
+		c.abort(ErrConnectionAttemptFailed)
 		return nil, ctx.Err()
 	}
 }
 
-// abort ends the connection without a goodbye.
-func (c *Conn) abort() {
+// abort ends the connection at once, without a goodbye, and waits for its
+// goroutine to finish. Err reports err unless it had ended already.
+func (c *Conn) abort(err error) {
 	c.mu.Lock()
-	c.s.end(ErrConnectionAttemptFailed)
+	c.s.end(err)
 	c.mu.Unlock()
 	poke(c.wake)
 	<-c.done

@@ -515,7 +515,8 @@ func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
 
 // Close stops accepting, closes every connection of the listener
 // gracefully (they share its socket) and then the socket. It waits up to
-// the close timeout for the connections' peers.
+// the close timeout for the connections' peers, and returns once every
+// connection's goroutine has finished.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
@@ -526,27 +527,21 @@ func (l *Listener) Close() error {
 		}
 		l.mu.Unlock()
 		close(l.closedCh)
+		// Connections waiting in the backlog were never accepted; they are
+		// in conns too.
+		for len(l.accept) > 0 {
+			<-l.accept
+		}
 		var wg sync.WaitGroup
 		for _, c := range conns {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				c.Close()
+				// A connection lingering for a peer that closed first has
+				// no socket left to linger on.
+				c.abort(nil)
 			}()
-		}
-		// Connections waiting in the backlog were never accepted.
-		for {
-			select {
-			case c := <-l.accept:
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					c.Close()
-				}()
-				continue
-			default:
-			}
-			break
 		}
 		wg.Wait()
 		l.tc.Close()

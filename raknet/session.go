@@ -25,6 +25,10 @@ const (
 	// (reliability.Config.MaxReceiveBytes). Past both, the engine stops
 	// acknowledging and the sender slows down.
 	DefaultReceiveBuffer = 4 << 20
+	// peerCloseLinger is how long a connection whose peer sent a
+	// disconnection notification keeps acknowledging after the peer's last
+	// datagram, in case the peer missed the acknowledgement.
+	peerCloseLinger = time.Second
 	// maxQueuedEvents bounds the receipts waiting for ReadReceipt; older
 	// ones are dropped past it.
 	maxQueuedEvents = 4096
@@ -298,28 +302,30 @@ func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
 			s.sendDisconnect = false
 		}
 	}
-	at := now
-	if s.peerClosed {
-		// The peer is gone: acknowledge what it sent (its disconnection
-		// notification above all) without waiting for the ACK delay, then
-		// stop. Messages already queued stay readable.
-		at = now.Add(s.cfg.engine.ACKDelay)
-	}
 	for {
 		var ok bool
-		out, ok = s.eng.AppendDatagram(out[:0], at)
+		out, ok = s.eng.AppendDatagram(out[:0], now)
 		if !ok {
 			break
 		}
 		emit(out)
 	}
-	if s.peerClosed && !s.closing {
-		s.end(ErrPeerClosed)
+	if s.peerClosed {
+		// The peer is gone, but the ACK of its disconnection notification
+		// may be lost: keep acknowledging its resends until it has been
+		// quiet for a while. Messages already queued stay readable.
+		if now.Sub(s.lastRecv) >= peerCloseLinger {
+			if s.closing {
+				s.end(nil)
+			} else {
+				s.end(ErrPeerClosed)
+			}
+		}
 		return out
 	}
 	if s.closing {
 		switch {
-		case s.peerClosed, !now.Before(s.closeDeadline):
+		case !now.Before(s.closeDeadline):
 			s.end(nil)
 		case !s.sendDisconnect && s.eng.NextTimeout().IsZero():
 			// Everything, the notification included, was acknowledged.
@@ -348,8 +354,11 @@ func (s *session) nextWake() time.Time {
 	if s.state == stateConnected && !s.closing && !s.peerClosed {
 		earliest(s.nextPing)
 	}
-	if s.peerClosed || (s.closing && s.sendDisconnect) {
+	if s.closing && s.sendDisconnect {
 		earliest(s.lastRecv) // now, or in the past: at once
+	}
+	if s.peerClosed {
+		earliest(s.lastRecv.Add(peerCloseLinger))
 	}
 	if s.closing {
 		earliest(s.closeDeadline)
@@ -377,6 +386,10 @@ func (s *session) close(now time.Time, timeout time.Duration) {
 	// Unread messages are of no use any more.
 	s.queue, s.qhead, s.partial, s.queued = nil, 0, 0, 0
 }
+
+// released reports whether a local Close has nothing more to wait for:
+// the session ended, or only lingers for a peer that closed.
+func (s *session) released() bool { return s.state == stateClosed || s.peerClosed }
 
 // hasMessage reports whether a user message waits for the reader.
 func (s *session) hasMessage() bool { return s.qhead < len(s.queue) }
