@@ -279,6 +279,23 @@ type ImpairmentStats struct {
 	Delayed            uint64
 }
 
+// Add returns the field-by-field sum of s and o.
+func (s ImpairmentStats) Add(o ImpairmentStats) ImpairmentStats {
+	return ImpairmentStats{
+		Sent:               s.Sent + o.Sent,
+		Delivered:          s.Delivered + o.Delivered,
+		DeliveredBytes:     s.DeliveredBytes + o.DeliveredBytes,
+		DroppedLoss:        s.DroppedLoss + o.DroppedLoss,
+		DroppedMTU:         s.DroppedMTU + o.DroppedMTU,
+		DroppedQueue:       s.DroppedQueue + o.DroppedQueue,
+		DroppedOverflow:    s.DroppedOverflow + o.DroppedOverflow,
+		DroppedUnreachable: s.DroppedUnreachable + o.DroppedUnreachable,
+		Duplicated:         s.Duplicated + o.Duplicated,
+		Reordered:          s.Reordered + o.Reordered,
+		Delayed:            s.Delayed + o.Delayed,
+	}
+}
+
 // Dropped is the total of all drop counters.
 func (s ImpairmentStats) Dropped() uint64 {
 	return s.DroppedLoss + s.DroppedMTU + s.DroppedQueue + s.DroppedOverflow + s.DroppedUnreachable

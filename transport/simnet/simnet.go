@@ -37,9 +37,8 @@ const firstEphemeral = 32768
 // of endpoints, with an Impairment per direction between each pair. Its
 // methods are safe for concurrent use.
 type Network struct {
-	seed     uint64
-	counters transport.ImpairmentCounters
-	queue    *delay.Queue[packet]
+	seed  uint64
+	queue *delay.Queue[packet]
 
 	mu           sync.Mutex
 	conns        map[netip.AddrPort]*Conn
@@ -52,14 +51,16 @@ type Network struct {
 type linkKey struct{ from, to netip.AddrPort }
 
 type link struct {
-	shaper *transport.Shaper
-	own    bool // has its own impairment, set by SetLink
+	shaper   *transport.Shaper
+	counters transport.ImpairmentCounters
+	own      bool // has its own impairment, set by SetLink
 }
 
 // packet is a datagram in flight.
 type packet struct {
 	from, to netip.AddrPort
 	buf      *[]byte
+	link     *link
 }
 
 // New returns an empty network whose links draw their fates from seed. Two
@@ -117,7 +118,26 @@ func (n *Network) SetReceiveQueue(size int) {
 }
 
 // Stats returns the counters summed over all links.
-func (n *Network) Stats() transport.ImpairmentStats { return n.counters.Snapshot() }
+func (n *Network) Stats() transport.ImpairmentStats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var total transport.ImpairmentStats
+	for _, l := range n.links {
+		total = total.Add(l.counters.Snapshot())
+	}
+	return total
+}
+
+// LinkStats returns the counters of the link from one address to another
+// (one direction). A link that never carried a datagram has zero counters.
+func (n *Network) LinkStats(from, to netip.AddrPort) transport.ImpairmentStats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if l, ok := n.links[linkKey{normalize(from), normalize(to)}]; ok {
+		return l.counters.Snapshot()
+	}
+	return transport.ImpairmentStats{}
+}
 
 // Listen creates an endpoint at addr. Port 0 picks a free port. It fails
 // with ErrAddrInUse if the address is taken.
@@ -177,7 +197,8 @@ func (n *Network) linkLocked(from, to netip.AddrPort) *link {
 	if l, ok := n.links[k]; ok {
 		return l
 	}
-	l := &link{shaper: transport.NewShaper(n.def, n.seed, streamID(from, to), &n.counters)}
+	l := &link{}
+	l.shaper = transport.NewShaper(n.def, n.seed, streamID(from, to), &l.counters)
 	n.links[k] = l
 	return l
 }
@@ -206,10 +227,10 @@ func (n *Network) send(from, to netip.AddrPort, p []byte) {
 	n.mu.Unlock()
 	fate := l.shaper.Decide(now, len(p))
 	for i := range fate.Copies {
-		pkt := packet{from: from, to: to, buf: delay.Copy(p)}
+		pkt := packet{from: from, to: to, buf: delay.Copy(p), link: l}
 		if !n.queue.Schedule(now.Add(fate.Delay[i]), pkt) {
 			delay.Release(pkt.buf)
-			n.counters.DroppedQueue.Add(1)
+			l.counters.DroppedQueue.Add(1)
 		}
 	}
 }
@@ -222,7 +243,7 @@ func (n *Network) deliver(p packet) {
 	n.mu.Unlock()
 	if c == nil {
 		delay.Release(p.buf)
-		n.counters.DroppedUnreachable.Add(1)
+		p.link.counters.DroppedUnreachable.Add(1)
 		return
 	}
 	c.enqueue(p, limit)
@@ -363,12 +384,12 @@ func (c *Conn) enqueue(p packet, limit int) {
 	defer c.mu.Unlock()
 	if c.closed {
 		delay.Release(p.buf)
-		c.net.counters.DroppedUnreachable.Add(1)
+		p.link.counters.DroppedUnreachable.Add(1)
 		return
 	}
 	if c.count >= limit {
 		delay.Release(p.buf)
-		c.net.counters.DroppedOverflow.Add(1)
+		p.link.counters.DroppedOverflow.Add(1)
 		return
 	}
 	if c.count == len(c.queue) {
@@ -376,8 +397,8 @@ func (c *Conn) enqueue(p packet, limit int) {
 	}
 	c.queue[(c.head+c.count)%len(c.queue)] = p
 	c.count++
-	c.net.counters.Delivered.Add(1)
-	c.net.counters.DeliveredBytes.Add(uint64(len(*p.buf)))
+	p.link.counters.Delivered.Add(1)
+	p.link.counters.DeliveredBytes.Add(uint64(len(*p.buf)))
 	c.cond.Signal()
 }
 

@@ -354,6 +354,9 @@ func TestSetLinkCutsAndRestores(t *testing.T) {
 		if got != 0 {
 			t.Fatalf("during cut: got %d, want 0", got)
 		}
+		if s := n.LinkStats(addrA, addrB); s.Sent != 20 || s.Delivered != 10 || s.DroppedLoss != 10 {
+			t.Fatalf("LinkStats(A, B) = %v, want 20 sent, 10 delivered, 10 lost", s)
+		}
 		// The other direction is untouched.
 		b.WriteTo([]byte("y"), addrA)
 		time.Sleep(20 * time.Millisecond)
@@ -367,6 +370,12 @@ func TestSetLinkCutsAndRestores(t *testing.T) {
 		send()
 		if got != 10 {
 			t.Fatalf("after restore: got %d, want 10", got)
+		}
+		if s, want := n.Stats(), n.LinkStats(addrA, addrB).Add(n.LinkStats(addrB, addrA)); s != want {
+			t.Fatalf("Stats = %v, want the sum of both links %v", s, want)
+		}
+		if s := n.LinkStats(addrB, addrA); s.Sent != 1 || s.Delivered != 1 {
+			t.Fatalf("LinkStats(B, A) = %v, want 1 sent and delivered", s)
 		}
 	})
 }
