@@ -13,5 +13,7 @@
 // Endpoints (*Conn) implement transport.Conn. Datagrams are copied on
 // write. Each endpoint holds at most a bounded number of datagrams for its
 // reader (see SetReceiveQueue); arrivals beyond that are dropped and
-// counted, as are datagrams to addresses nobody listens on.
+// counted, as are datagrams to addresses nobody listens on. At most 65536
+// datagrams may be in flight (delayed) across the whole network; more are
+// dropped and counted as DroppedQueue.
 package simnet
