@@ -8,7 +8,10 @@
 // of the datagrams on one link does not depend on traffic on any other.
 // Delivery runs on timers from package time, so a Network created inside a
 // testing/synctest bubble runs entirely on the fake clock and a scenario
-// covering minutes of network time takes milliseconds.
+// covering minutes of network time takes milliseconds. A datagram due at
+// time T is delivered by a timer firing at T, so a goroutine that wakes at
+// exactly T (say from time.Sleep) may look before it arrives: call
+// synctest.Wait first, or read with a blocking ReadFrom.
 //
 // Endpoints (*Conn) implement transport.Conn. Datagrams are copied on
 // write. Each endpoint holds at most a bounded number of datagrams for its
