@@ -16,7 +16,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 // deadline into the past, and clears the deadline again afterwards, so a
 // caller that reads through ReadContext should not also manage c's read
 // deadline from another goroutine. A datagram that arrives as ctx ends may
-// still be returned without error.
+// still be returned without error. Each call with a cancellable context
+// allocates a little (a context.AfterFunc registration); a hot loop that
+// cannot afford it should manage the read deadline itself.
 func ReadContext(ctx context.Context, c Conn, p []byte) (int, netip.AddrPort, error) {
 	if ctx.Done() == nil {
 		return c.ReadFrom(p)
