@@ -85,19 +85,17 @@ func (s Stats) String() string {
 // each direction. Each client source address gets its own upstream socket,
 // so the target sees one peer per client, as it would without the relay.
 type Relay struct {
-	cfg    Config
-	log    zerolog.Logger
-	listen *transport.UDPConn
-	target netip.AddrPort
-	up     *transport.Shaper
-	down   *transport.Shaper
-	queue  *delay.Queue[outbound]
+	cfg             Config
+	log             zerolog.Logger
+	listen          *transport.UDPConn
+	target          netip.AddrPort
+	upstreamNetwork string // "udp4" or "udp6", matching the target
+	up, down        *transport.Shaper
+	queue           *delay.Queue[outbound]
+	started         atomic.Bool
 
-	upCounters, downCounters transport.ImpairmentCounters
-	seen, expired, rejected  atomic.Uint64
-	foreign                  atomic.Uint64
-	started                  atomic.Bool
-	upstreamNetwork          string
+	upCounters, downCounters         transport.ImpairmentCounters
+	seen, expired, rejected, foreign atomic.Uint64
 
 	mu      sync.Mutex
 	clients map[netip.AddrPort]*client
