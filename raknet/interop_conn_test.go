@@ -166,3 +166,25 @@ func TestInteropGoRaknetDialsListener(t *testing.T) {
 		t.Errorf("write after peer close: %v", err)
 	}
 }
+
+func TestInteropGoRaknetPingsListener(t *testing.T) {
+	l := listenLoopback(t, ListenConfig{PongData: []byte("first")})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	data, err := goraknet.PingContext(ctx, l.Addr().String())
+	if err != nil || string(data) != "first" {
+		t.Fatalf("go-raknet ping: %q, %v", data, err)
+	}
+	// Pong data changes at run time.
+	if err := l.SetPongData([]byte(interopMOTD)); err != nil {
+		t.Fatal(err)
+	}
+	data, err = goraknet.PingContext(ctx, l.Addr().String())
+	if err != nil || string(data) != interopMOTD {
+		t.Fatalf("go-raknet ping after SetPongData: %q, %v", data, err)
+	}
+	res, err := Ping(ctx, l.Addr().String())
+	if err != nil || res.GUID != l.GUID() || string(res.Data) != interopMOTD {
+		t.Fatalf("our ping: %+v, %v", res, err)
+	}
+}
