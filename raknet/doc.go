@@ -10,10 +10,45 @@
 //     connection, connected ping and pong, disconnection notification);
 //   - the Bedrock MOTD pong-data format (BedrockMOTD);
 //   - Ping, which asks a server for its GUID, round-trip time and pong
-//     data, and AnswerPing, the pure offline responder that answers it.
+//     data, and AnswerPing, the pure offline responder that answers it;
+//   - connections: Listen returns a Listener (a net.Listener) and Dial or
+//     DialContext a Conn (a net.Conn), built on package reliability.
 //
-// Connections (Listen, Dial, Conn) are built on package reliability and are
-// not part of the package yet.
+// # Connections
+//
+// A client probes the path MTU with open connection request 1 (1492, then
+// 1200, then 576 bytes, four attempts each, 500 ms apart, as the original
+// library does), echoes the server's cookie in request 2, and then runs the
+// online handshake over the reliability engine: connection request,
+// connection request accepted, new incoming connection. Refusals end a
+// dial with a *RefusedError or *IncompatibleProtocolError that match
+// sentinels such as ErrNoFreeIncomingConnections with errors.Is.
+//
+// A Listener answers pings with pong data that can change at run time
+// (SetPongData), accepts a configured set of protocol versions (11 by
+// default; add 6 for the original library), and by default sends a cookie
+// in reply 1: a keyed hash of the source address and offered protocol
+// under a rotating key, so that no state exists for a source before its
+// request 2 proves it receives at its address. Offline messages are
+// rate-limited per source, sources that send garbage are blocked for a
+// while, and pending handshakes and connections are bounded; every drop
+// is counted in ListenerStats. One goroutine reads the socket and hands
+// datagrams to connections by source address; each connection has one
+// goroutine for its timers.
+//
+// The protocol logic is sans-I/O, as in package reliability: the client
+// and server handshake cores and the per-connection session take the time
+// as an argument and never touch a socket; the goroutine drivers around
+// them are thin. Scenario tests run them on transport/simnet under
+// testing/synctest (ListenConfig.Conn, DialConfig.Conn).
+//
+// A Conn carries user messages: Read and Write use reliable-ordered
+// messages on channel 0; WriteMessage and ReadMessage choose the
+// reliability, channel and priority, with receipts (ReadReceipt). Close
+// sends a disconnection notification after the data already written and
+// waits, boundedly, for the peer to acknowledge it; the peer reads io.EOF.
+// Connected pings measure the RTT and keep idle connections alive; a peer
+// silent for the dead-connection timeout (10 s) is lost.
 //
 // # Wire code
 //
