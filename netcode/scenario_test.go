@@ -720,3 +720,73 @@ func TestUDPWildcardBind(t *testing.T) {
 	c := udpDial(t, "udp4", "127.0.0.1:0", 1, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port))
 	exchange(t, s, c)
 }
+
+func TestScenarioConnectUnderLoss(t *testing.T) {
+	scenario(t, 21, func(t *testing.T, w *world) {
+		// Half of everything is lost, both ways: requests and responses
+		// are resent at 10 Hz until they get through.
+		w.net.SetDefault(transport.Impairment{Latency: 30 * time.Millisecond, Loss: 0.5})
+		s := w.server(scServer, ServerConfig{})
+		c := w.mustDial(scClient, w.token(nil, scServer))
+		st := c.Stats()
+		if st.RequestsSent+st.ResponsesSent < 3 {
+			t.Errorf("connected after only %d requests and %d responses", st.RequestsSent, st.ResponsesSent)
+		}
+		time.Sleep(10 * time.Second) // keep-alives at 10 Hz outlast 50% loss
+		if c.State() != ClientConnected || s.ConnectedClients() != 1 {
+			t.Fatalf("after 10 s: %v, %d connected", c.State(), s.ConnectedClients())
+		}
+	})
+}
+
+func TestScenarioConcurrentUse(t *testing.T) {
+	scenario(t, 22, func(t *testing.T, w *world) {
+		s := w.server(scServer, ServerConfig{})
+		c := w.mustDial(scClient, w.token(nil, scServer))
+		const senders, each = 4, 50
+		done := make(chan struct{})
+		for k := range senders {
+			go func() {
+				for i := range each {
+					if err := c.Send([]byte{byte(k), byte(i)}); err != nil {
+						t.Error(err)
+					}
+					time.Sleep(time.Millisecond)
+				}
+				done <- struct{}{}
+			}()
+		}
+		// Echo everything back; two readers share the client's stream.
+		go func() {
+			for range senders * each {
+				m, err := s.Receive(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				s.Send(m.ClientIndex, m.Payload)
+			}
+		}()
+		got := make(chan int, 2)
+		for range 2 {
+			go func() {
+				n := 0
+				for {
+					if _, err := c.Receive(context.Background()); err != nil {
+						got <- n
+						return
+					}
+					n++
+				}
+			}()
+		}
+		for range senders {
+			<-done
+		}
+		synctest.Wait() // every echo has been read
+		c.Close() // unblocks both readers with net.ErrClosed
+		if total := <-got + <-got; total != senders*each {
+			t.Fatalf("readers got %d payloads, want %d", total, senders*each)
+		}
+	})
+}
