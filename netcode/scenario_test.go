@@ -784,7 +784,7 @@ func TestScenarioConcurrentUse(t *testing.T) {
 			<-done
 		}
 		synctest.Wait() // every echo has been read
-		c.Close() // unblocks both readers with net.ErrClosed
+		c.Close()       // unblocks both readers with net.ErrClosed
 		if total := <-got + <-got; total != senders*each {
 			t.Fatalf("readers got %d payloads, want %d", total, senders*each)
 		}
