@@ -50,7 +50,8 @@ type ClientConn struct {
 // error state (ErrConnectionDenied, ErrConnectionRequestTimedOut,
 // ErrConnectTokenExpired, ... after trying every server address in the
 // token), or ctx ends. An invalid token fails at once with an error
-// wrapping ErrInvalidConnectToken.
+// wrapping ErrInvalidConnectToken. A server that disconnects the client
+// before Dial has seen it connected makes Dial return ErrDisconnected.
 func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConfig) (*ClientConn, error) {
 	c, err := NewClient(cfg)
 	if err != nil {
