@@ -50,6 +50,24 @@
 // Slots are found by address and by client id through maps, so thousands of
 // clients cost no more per packet than a few.
 //
+// # Client
+//
+// Client is the sans-I/O client core. Connect(token, now) validates the
+// public connect token and starts the handshake; then Receive, Update and
+// Outgoing drive it exactly as they drive a Server. It walks the standard's
+// ten states (ClientState, from ClientConnectTokenExpired at -6 to
+// ClientConnected at 3): it sends connection requests, then responses, at
+// 10 Hz, fails over to the token's next server address when one denies it
+// or stays silent, measures token expiry as the token's lifetime counted
+// from the start of Connect, keeps the connection alive with keep-alives,
+// and sends ten redundant disconnect packets on Disconnect. A terminal
+// state maps to a sentinel error through ClientState.Err.
+//
+// Dial wraps a Client for services: it blocks until the client is
+// connected, fails, or the context ends, and returns a goroutine-safe
+// ClientConn whose Receive blocks with a context and whose Close
+// disconnects cleanly.
+//
 // # Server addresses
 //
 // A token holds two address lists. The public part lists the addresses the
