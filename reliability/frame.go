@@ -103,8 +103,8 @@ func (f *Frame) Append(b []byte) []byte {
 // kind does not carry are set to zero.
 //
 // Errors: ErrTruncated when b ends inside the frame; ErrZeroLength for an
-// empty payload (both leave n = 0: nothing after this point can be
-// delimited). ErrFrameChannel (channel >= 32) and ErrFrameSplit (split
+// empty payload; ErrFrameTooLong for a bit length above 8·MaxFramePayload
+// (all three leave n = 0: nothing after this point can be delimited). ErrFrameChannel (channel >= 32) and ErrFrameSplit (split
 // count 0, or index >= count) come with n set to the whole frame's length,
 // so the caller can skip just this frame.
 func ParseFrame(b []byte, f *Frame) (n int, err error) {
@@ -119,6 +119,9 @@ func ParseFrame(b []byte, f *Frame) (n int, err error) {
 		return 0, ErrZeroLength
 	}
 	size := (bits + 7) / 8
+	if size > MaxFramePayload {
+		return 0, ErrFrameTooLong
+	}
 	hdr := FrameHeaderLen(r, split)
 	if len(b) < hdr+size {
 		return 0, ErrTruncated

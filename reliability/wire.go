@@ -37,6 +37,10 @@ var (
 	// ErrZeroLength: a frame declares an empty payload, which RakNet never
 	// sends. The rest of the datagram cannot be trusted.
 	ErrZeroLength = errors.New("reliability: zero-length frame")
+	// ErrFrameTooLong: a frame's bit length rounds up to more than
+	// MaxFramePayload bytes, which no frame can carry (it would exceed any
+	// MTU, and could not be re-encoded).
+	ErrFrameTooLong = errors.New("reliability: frame length out of range")
 	// ErrFrameChannel: a frame names an ordering channel of 32 or more. The
 	// frame is well delimited, so a reader skips it and goes on.
 	ErrFrameChannel = errors.New("reliability: frame ordering channel out of range")

@@ -167,6 +167,7 @@ func FuzzFrame(f *testing.F) {
 			f.Add(fr.Append(nil))
 		}
 	}
+	f.Add(append([]byte{0, 0xff, 0xff}, make([]byte, 8192)...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fr Frame
 		n, err := ParseFrame(b, &fr)

@@ -200,6 +200,8 @@ func TestFrameBytes(t *testing.T) {
 		{name: "kind 5", b: fromHex(t, "a00008 42"), want: Frame{Reliability: UnreliableWithAckReceipt, Payload: []byte{0x42}}},
 		{name: "kind 6", b: fromHex(t, "c00008 070000 42"), want: Frame{Reliability: ReliableWithAckReceipt, ReliableIndex: 7, Payload: []byte{0x42}}},
 		{name: "kind 7", b: fromHex(t, "e00008 070000 080000 02 42"), want: Frame{Reliability: ReliableOrderedWithAckReceipt, ReliableIndex: 7, OrderingIndex: 8, OrderingChannel: 2, Payload: []byte{0x42}}},
+		// The longest frame: 65528 bits.
+		{name: "max length", b: append(fromHex(t, "00fff8"), bytes.Repeat([]byte{7}, MaxFramePayload)...), want: Frame{Payload: bytes.Repeat([]byte{7}, MaxFramePayload)}},
 		// A bit length that is not a whole number of bytes rounds up, as
 		// BITS_TO_BYTES does in the original library.
 		{name: "9 bits", b: fromHex(t, "000009 4280"), want: Frame{Payload: []byte{0x42, 0x80}}},
@@ -230,6 +232,8 @@ func TestFrameErrors(t *testing.T) {
 		{"zero length", fromHex(t, "000000"), ErrZeroLength, 0},
 		{"zero length reliable", fromHex(t, "400000 000000"), ErrZeroLength, 0},
 		{"payload cut", fromHex(t, "000010 42"), ErrTruncated, 0},
+		{"longest bit length", append(fromHex(t, "00fff9"), make([]byte, 8192)...), ErrFrameTooLong, 0},
+		{"bit length 65535", append(fromHex(t, "00ffff"), make([]byte, 8192)...), ErrFrameTooLong, 0},
 		{"index cut", fromHex(t, "400008 0000"), ErrTruncated, 0},
 		{"split fields cut", fromHex(t, "100008 00000001 0000 000000"), ErrTruncated, 0},
 		{"channel 32", fromHex(t, "600008 000000 000000 20 42"), ErrFrameChannel, 11},
