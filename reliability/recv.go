@@ -147,13 +147,19 @@ func (p *recvPipeline) receiveFrame(out []recvMessage, f *Frame) ([]recvMessage,
 	if f.Split {
 		size = 0 // the whole message is charged when it completes
 	}
-	switch p.order.check(f, size) {
-	case orderStale:
-		p.drops.StaleSequenced++
-		p.markReliable(f)
-		return out, true
-	case orderDuplicate:
-		p.drops.DuplicateOrdered++
+	switch v := p.order.check(f, size); v {
+	case orderStale, orderDuplicate:
+		if f.Split {
+			// Judged when complete: dropping parts of a sequenced message
+			// that went stale while it was reassembling would leave it
+			// in the assembler forever.
+			break
+		}
+		if v == orderStale {
+			p.drops.StaleSequenced++
+		} else {
+			p.drops.DuplicateOrdered++
+		}
 		p.markReliable(f)
 		return out, true
 	case orderTooFarAhead:

@@ -146,6 +146,25 @@ func TestRecvSplitOverBudgetRecovers(t *testing.T) {
 	}
 }
 
+// TestRecvStaleSplitSequenced: a reliable sequenced message overtaken by a
+// newer one while its parts were arriving is dropped as stale when
+// complete, and does not stay in the assembler.
+func TestRecvStaleSplitSequenced(t *testing.T) {
+	var p recvPipeline
+	big := splitParts(testMessage(3000, 5), 1000, 9, Frame{Reliability: ReliableSequenced, ReliableIndex: 0, SequencingIndex: 5, OrderingChannel: 1})
+	newer := Frame{Reliability: ReliableSequenced, ReliableIndex: 3, SequencingIndex: 6, OrderingChannel: 1, Payload: []byte("newer")}
+	got := deliverAll(t, &p, dgram(0, big[0]), dgram(1, newer), dgram(2, big[1], big[2]))
+	if !cmp.Equal(got, []string{"newer"}) {
+		t.Errorf("delivered %q", got)
+	}
+	if p.split.pending() != 0 || p.heldBytes() != 0 {
+		t.Errorf("%d split messages, %d bytes left behind", p.split.pending(), p.heldBytes())
+	}
+	if p.drops.StaleSequenced != 1 {
+		t.Errorf("drops %+v", p.drops)
+	}
+}
+
 func TestRecvWrap(t *testing.T) {
 	// Datagram numbers, reliable and ordering indexes all cross 2^24.
 	p := recvPipeline{}
