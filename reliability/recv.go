@@ -56,6 +56,7 @@ type recvDrops struct {
 	SplitTooManyParts   uint64
 	SplitTooManyMsgs    uint64
 	SplitOverBudget     uint64
+	SplitEvicted        uint64 // incomplete unreliable split messages given up for room
 	StaleSequenced      uint64 // sequenced message older than one delivered
 	DuplicateOrdered    uint64 // ordered index delivered before
 	OrderingTooFarAhead uint64
@@ -175,7 +176,9 @@ func (p *recvPipeline) receiveFrame(out []recvMessage, f *Frame) ([]recvMessage,
 	}
 	payload, owned := f.Payload, false
 	if f.Split {
+		evicted := p.split.evicted
 		msg, v := p.split.add(f)
+		p.drops.SplitEvicted += p.split.evicted - evicted
 		switch v {
 		case splitComplete:
 			payload, owned = msg, true

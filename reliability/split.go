@@ -21,10 +21,12 @@ package reliability
 // The zero value uses the engine's default limits (DefaultMaxSplitParts,
 // DefaultMaxSplitMessages, DefaultMaxReassemblyBytes).
 type splitAssembler struct {
-	limits splitLimits
-	msgs   map[uint16]*splitMessage
-	free   []*splitMessage
-	held   int // bytes charged against limits.maxBytes
+	limits  splitLimits
+	msgs    map[uint16]*splitMessage
+	free    []*splitMessage
+	held    int    // bytes charged against limits.maxBytes
+	started uint64 // messages started, to find the oldest
+	evicted uint64 // unreliable messages given up to make room
 }
 
 // splitLimits bounds reassembly; a zero field takes the engine default.
@@ -43,6 +45,7 @@ type splitMessage struct {
 	buf     []byte      // parts in arrival order
 	inOrder bool        // parts so far arrived in index order
 	charged int         // bytes charged to the assembler for this message
+	serial  uint64      // order of starting
 }
 
 // splitPart locates a received part in splitMessage.buf; n == 0 means not
@@ -79,7 +82,8 @@ const (
 	// such a message can never be reassembled here.
 	splitTooManyParts
 	// splitTooManyMessages: a new message, but the limit of messages
-	// reassembling at once is reached. Transient.
+	// reassembling at once is reached by reliable messages (an incomplete
+	// unreliable one is evicted to make room instead). Transient.
 	splitTooManyMessages
 	// splitOverBudget: keeping the part would exceed the byte limit.
 	// Transient.
@@ -199,7 +203,7 @@ func (a *splitAssembler) start(f *Frame) ([]byte, splitVerdict) {
 		// A one-part split is a whole message already.
 		return append([]byte(nil), f.Payload...), splitComplete
 	}
-	if len(a.msgs) >= a.limits.maxMessages {
+	if len(a.msgs) >= a.limits.maxMessages && !a.evictUnreliable() {
 		return nil, splitTooManyMessages
 	}
 	table := splitMessageCost + count*splitPartCost
@@ -228,12 +232,34 @@ func (a *splitAssembler) start(f *Frame) ([]byte, splitVerdict) {
 	m.hdr = *f
 	m.hdr.Payload = nil
 	m.got, m.size, m.inOrder = 0, 0, true
+	a.started++
+	m.serial = a.started
 	m.buf = make([]byte, 0, bufCap)
 	m.charged = table + bufCap
 	a.held += m.charged
 	a.msgs[f.SplitID] = m
 	m.keep(f)
 	return nil, splitPending
+}
+
+// evictUnreliable gives up the oldest incomplete unreliable message, whose
+// missing parts may never come (senders should make split messages
+// reliable, but a lost part of an unreliable one would otherwise hold its
+// slot for good). It reports whether it freed a slot.
+func (a *splitAssembler) evictUnreliable() bool {
+	var oldID uint16
+	var old *splitMessage
+	for id, m := range a.msgs {
+		if !m.hdr.Reliability.IsReliable() && (old == nil || m.serial < old.serial) {
+			oldID, old = id, m
+		}
+	}
+	if old == nil {
+		return false
+	}
+	a.release(oldID, old)
+	a.evicted++
+	return true
 }
 
 // keep copies f's payload into the message; the buffer has room.
@@ -254,6 +280,12 @@ func (a *splitAssembler) finish(id uint16, m *splitMessage) []byte {
 			msg = append(msg, m.buf[p.off:p.off+p.n]...)
 		}
 	}
+	a.release(id, m)
+	return msg
+}
+
+// release forgets message id and recycles its bookkeeping.
+func (a *splitAssembler) release(id uint16, m *splitMessage) {
 	a.held -= m.charged
 	delete(a.msgs, id)
 	m.buf = nil
@@ -261,5 +293,4 @@ func (a *splitAssembler) finish(id uint16, m *splitMessage) []byte {
 		clear(m.parts)
 		a.free = append(a.free, m)
 	}
-	return msg
 }

@@ -170,6 +170,33 @@ func TestSplitAssemblerLimits(t *testing.T) {
 	}
 }
 
+// TestSplitAssemblerEvictsUnreliable: an unreliable split message that lost
+// a part gives up its slot to a new message; reliable ones never do.
+func TestSplitAssemblerEvictsUnreliable(t *testing.T) {
+	a := newSplitAssembler(splitLimits{maxMessages: 2})
+	part := func(r Reliability, id uint16, index uint32) *Frame {
+		return &Frame{Reliability: r, Split: true, SplitID: id, SplitCount: 2, SplitIndex: index, Payload: []byte{byte(id)}}
+	}
+	a.add(part(Unreliable, 1, 0))
+	a.add(part(Reliable, 2, 0))
+	if _, v := a.add(part(Reliable, 3, 0)); v != splitPending || a.evicted != 1 {
+		t.Fatalf("new message with a stale unreliable one: %v, evicted %d", v, a.evicted)
+	}
+	if _, v := a.add(part(Reliable, 4, 0)); v != splitTooManyMessages {
+		t.Fatalf("reliable messages evicted: %v", v)
+	}
+	// The evicted message's late part starts it afresh.
+	if _, v := a.add(part(Unreliable, 1, 1)); v != splitTooManyMessages {
+		t.Fatalf("late part: %v", v)
+	}
+	if msg, v := a.add(part(Reliable, 2, 1)); v != splitComplete || len(msg) != 2 {
+		t.Fatalf("reliable message: %v", v)
+	}
+	if a.pending() != 1 || a.heldBytes() == 0 {
+		t.Errorf("%d pending, %d bytes", a.pending(), a.heldBytes())
+	}
+}
+
 // TestSplitAssemblerHostileCounts: first parts announcing the largest
 // allowed counts are charged for their part tables, so memory stays within
 // the limit however many arrive.
