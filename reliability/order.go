@@ -33,6 +33,7 @@ package reliability
 type orderingChannels struct {
 	limits    orderLimits
 	ch        [NumOrderingChannels]orderingState
+	heldMsgs  int
 	heldBytes int
 }
 
@@ -140,13 +141,9 @@ func (o *orderingChannels) init() {
 	}
 }
 
-// held returns the number of messages and payload bytes held.
-func (o *orderingChannels) held() (msgs, bytes int) {
-	for i := range o.ch {
-		msgs += len(o.ch[i].held)
-	}
-	return msgs, o.heldBytes
-}
+// held returns the number of messages and payload bytes held over all
+// channels.
+func (o *orderingChannels) held() (msgs, bytes int) { return o.heldMsgs, o.heldBytes }
 
 // check says what receive would do with a message of size bytes carrying
 // f's kind and ordering fields, without changing anything. For a split
@@ -207,6 +204,7 @@ func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, 
 			payload = append([]byte(nil), payload...)
 		}
 		o.heldBytes += len(payload)
+		o.heldMsgs++
 		c.push(orderWaiting{
 			ordering:    f.OrderingIndex & seqMask,
 			sequencing:  f.SequencingIndex & seqMask,
@@ -231,6 +229,7 @@ func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, 
 		}
 		m := c.pop()
 		o.heldBytes -= len(m.payload)
+		o.heldMsgs--
 		switch {
 		case d < 0:
 			// A second ordered message with an index already delivered:

@@ -27,10 +27,16 @@ func checkRecvBounds(t *testing.T, p *recvPipeline) {
 	if held > fuzzLimits.order.maxHeldBytes+fuzzLimits.split.maxBytes {
 		t.Fatalf("ordering holds %d bytes", held)
 	}
+	total := 0
 	for c := range p.order.ch {
-		if n := len(p.order.ch[c].held); n > fuzzLimits.order.maxHeld+1 {
+		n := len(p.order.ch[c].held)
+		if n > fuzzLimits.order.maxHeld+1 {
 			t.Fatalf("channel %d holds %d messages, limit %d", c, n, fuzzLimits.order.maxHeld)
 		}
+		total += n
+	}
+	if msgs, _ := p.order.held(); msgs != total {
+		t.Fatalf("held() counts %d messages, channels hold %d", msgs, total)
 	}
 	if p.acks.pendingACK() > ackMaxPendingRanges || p.acks.pendingNAK() > ackMaxPendingRanges {
 		t.Fatalf("%d ACK and %d NAK ranges pending", p.acks.pendingACK(), p.acks.pendingNAK())
