@@ -66,7 +66,9 @@ type Config struct {
 	DeadTimeout time.Duration
 
 	// RTOMin and RTOMax clamp the retransmission timeout
-	// 2·SRTT + 4·RTTVAR + 30 ms. Defaults 50 ms and 2 s.
+	// 2·SRTT + 4·RTTVAR + 30 ms, which doubles per consecutive expiry.
+	// Defaults 50 ms and 2 s. The ceiling is lowered to DeadTimeout/8
+	// when that is smaller, so at least eight attempts precede death.
 	RTOMin, RTOMax time.Duration
 
 	// InitialRTO is the retransmission timeout before the first RTT

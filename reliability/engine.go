@@ -340,6 +340,7 @@ func (e *Engine) NextTimeout() time.Time {
 		}
 	}
 	earliest(e.rx.ackDue(e.cfg.ACKDelay))
+	earliest(e.rx.ackRedo)
 	if e.rx.pipe.acks.pendingNAK() > 0 {
 		earliest(e.lastNow)
 	}

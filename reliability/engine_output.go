@@ -22,7 +22,18 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	}
 	t := &e.rx.pipe.acks
 	if due := e.rx.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
-		b := t.appendACK(dst, e.maxDgram)
+		b := e.appendRepeatedACK(dst, t.appendACK(dst, e.maxDgram), now)
+		e.countOut(len(b) - len(dst))
+		e.stats.ACKsSent++
+		return b, true
+	}
+	if rx := &e.rx; !rx.ackRedo.IsZero() && !now.Before(rx.ackRedo) {
+		// No fresh ACK carried the last one's ranges again: repeat them
+		// on their own, once.
+		rx.ackRedo = time.Time{}
+		a := Ack{Ranges: rx.ackPrev[:AckFit(false, false, rx.ackPrev, e.maxDgram)]}
+		rx.ackPrev = rx.ackPrev[:0]
+		b := a.Append(dst)
 		e.countOut(len(b) - len(dst))
 		e.stats.ACKsSent++
 		return b, true
@@ -35,6 +46,37 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	}
 	return e.appendData(dst, now)
 }
+
+// appendRepeatedACK adds the ranges of the previous ACK to the one just
+// appended at dst (b), as room allows, so that every datagram number is
+// acknowledged twice: one lost ACK then no longer makes the peer time out
+// and resend datagrams that arrived. If no fresh ACK follows within
+// ackRepeatDelay, the ranges are repeated on their own. The original
+// library acknowledges once; a peer ignores acknowledgements of numbers it
+// no longer tracks, and the ranges are mostly contiguous, so the repeat
+// costs a few bytes. Under heavy loss it matters: when the peer is backing
+// off and sends one datagram per timeout, each exchange otherwise hangs on
+// a single ACK.
+func (e *Engine) appendRepeatedACK(dst, b []byte, now time.Time) []byte {
+	rx := &e.rx
+	if err := ParseAck(b[len(dst):], &rx.ackNow); err != nil {
+		return b // cannot happen: we just wrote it
+	}
+	fresh := len(rx.ackNow.Ranges)
+	if len(rx.ackPrev) > 0 {
+		rx.ackNow.Ranges = append(rx.ackNow.Ranges, rx.ackPrev...)
+		n := AckFit(false, false, rx.ackNow.Ranges, e.maxDgram)
+		a := Ack{Ranges: rx.ackNow.Ranges[:max(n, fresh)]}
+		b = a.Append(dst)
+	}
+	rx.ackPrev = append(rx.ackPrev[:0], rx.ackNow.Ranges[:fresh]...)
+	rx.ackRedo = now.Add(ackRepeatDelay)
+	return b
+}
+
+// ackRepeatDelay is how long an ACK waits for a fresh one to carry its
+// ranges again before it is repeated on its own.
+const ackRepeatDelay = 40 * time.Millisecond
 
 func (e *Engine) countOut(n int) {
 	e.stats.DatagramsSent++
@@ -264,7 +306,9 @@ func (e *Engine) acked(d *sentDatagram) {
 // with the window and only the intersection is visited, and the total
 // visited across all ranges may not exceed the window's span.
 func (e *Engine) onAckDatagram(a *Ack, now time.Time) {
-	budget := e.sent.span()
+	// Each number may be named twice (ACKs repeat the previous ACK's
+	// ranges), so an honest ACK visits at most twice the window.
+	budget := 2*e.sent.span() + len(a.Ranges)
 	var newest *sentDatagram
 	var newestAt time.Time
 	progress := false

@@ -89,6 +89,9 @@ func (e *Engine) ReadMessage() (Message, bool) {
 type rxState struct {
 	pipe     recvPipeline
 	ackSince time.Time     // when the oldest pending ACK range was queued
+	ackNow   Ack           // scratch: the ACK being sent
+	ackPrev  []Range       // ranges of the previous ACK, to be repeated once
+	ackRedo  time.Time     // when to repeat ackPrev on its own; zero: no need
 	ready    []recvMessage // scratch for recvPipeline.receiveDatagram
 	out      fifo[Message]
 	queued   int    // bytes delivered but not yet read

@@ -240,8 +240,27 @@ func TestScenarioSimnetReliableOrdered(t *testing.T) {
 			}
 		})
 		start := time.Now()
-		<-checkB.done
-		<-checkA.done
+		// A stall would otherwise run the fake clock forever.
+		limit := time.After(4 * time.Hour)
+		for _, done := range []chan struct{}{checkB.done, checkA.done} {
+			select {
+			case <-done:
+			case <-limit:
+				for _, p := range []*simPeer{a, b} {
+					p.mu.Lock()
+					t.Logf("%+v", p.e.Stats())
+					t.Logf("queues %d %d %d %d resend %d sent span %d rel span %d splits %d next %v", p.e.queues[0].len(), p.e.queues[1].len(), p.e.queues[2].len(), p.e.queues[3].len(),
+						p.e.resend.len(), p.e.sent.span(), p.e.rel.span(), p.e.splitsOut, p.e.NextTimeout().Sub(time.Now()))
+					t.Logf("sent base %d next %d; rx next %d pending %v prev %v since %v", p.e.sent.base, p.e.sent.next, p.e.rx.pipe.acks.next, p.e.rx.pipe.acks.acks.r, p.e.rx.ackPrev, time.Since(p.e.rx.ackSince))
+					p.mu.Unlock()
+				}
+				t.Errorf("stalled: %d of %d messages A->B, %d of %d B->A", checkB.got, checkB.want, checkA.got, checkA.want)
+				a.conn.Close()
+				b.conn.Close()
+				drivers.Wait()
+				return // the senders are left blocked; synctest reports them
+			}
+		}
 		senders.Wait()
 		elapsed := time.Since(start)
 		a.conn.Close()
