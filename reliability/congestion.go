@@ -65,14 +65,24 @@ func (c *congestionController) onAck(bytes int, sentAt time.Time) {
 }
 
 // onLoss handles a datagram declared lost (NAKed or timed out). It
-// reports whether the window was cut.
-func (c *congestionController) onLoss(sentAt, now time.Time) bool {
+// reports whether the window was cut. queueing says the path shows
+// queueing delay (smoothed RTT well above the minimum): the loss is then
+// taken as congestion and the window halves. Without queueing delay the
+// loss is more likely random (radio, a lossy hop) and the window shrinks by
+// only 15%, so a lossy but idle path is not starved down to the minimum
+// window; tail drop at a full bottleneck queue always comes with a grown
+// RTT, so congestion still halves the window.
+func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool {
 	if c.recovering && !sentAt.After(c.recoveryStart) {
 		return false
 	}
 	c.recovering = true
 	c.recoveryStart = now
-	c.ssthresh = max(c.cwnd/2, minWindowDatagrams*c.mss)
+	if queueing {
+		c.ssthresh = max(c.cwnd/2, minWindowDatagrams*c.mss)
+	} else {
+		c.ssthresh = max(c.cwnd*85/100, minWindowDatagrams*c.mss)
+	}
 	c.cwnd = c.ssthresh
 	c.caAcked = 0
 	return true

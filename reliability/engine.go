@@ -341,9 +341,7 @@ func (e *Engine) NextTimeout() time.Time {
 	}
 	earliest(e.rx.ackDue(e.cfg.ACKDelay))
 	earliest(e.rx.ackRedo)
-	if e.rx.pipe.acks.pendingNAK() > 0 {
-		earliest(e.lastNow)
-	}
+	earliest(e.rx.nakDue(e.nakDelay()))
 	if d := e.sent.oldest(); d != nil {
 		earliest(d.sentAt.Add(e.rtt.rto(&e.cfg, e.backoff)))
 	}

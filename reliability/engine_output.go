@@ -38,7 +38,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		e.stats.ACKsSent++
 		return b, true
 	}
-	if t.pendingNAK() > 0 {
+	if due := e.rx.nakDue(e.nakDelay()); !due.IsZero() && !now.Before(due) {
 		b := t.appendNAK(dst, e.maxDgram)
 		e.countOut(len(b) - len(dst))
 		e.stats.NAKsSent++
@@ -73,6 +73,10 @@ func (e *Engine) appendRepeatedACK(dst, b []byte, now time.Time) []byte {
 	rx.ackRedo = now.Add(ackRepeatDelay)
 	return b
 }
+
+// nakDelay is how long a gap in the received datagram numbers waits before
+// it is reported: twice the ACK delay, a reordering allowance.
+func (e *Engine) nakDelay() time.Duration { return 2 * e.cfg.ACKDelay }
 
 // ackRepeatDelay is how long an ACK waits for a fresh one to carry its
 // ranges again before it is repeated on its own.
@@ -267,10 +271,19 @@ func (e *Engine) lose(d *sentDatagram, now time.Time) {
 		e.finish(m, EventLost)
 	}
 	e.inFlight -= d.size
-	e.cc.onLoss(d.sentAt, now)
+	e.cc.onLoss(d.sentAt, now, e.queueing())
 	e.stats.DatagramsLost++
 	e.stats.LossRate += (1 - e.stats.LossRate) * lossWeight
 	e.sent.retire(d)
+}
+
+// queueing reports whether the path shows queueing delay: the smoothed RTT
+// exceeds the minimum by half, plus twice the ACK delay (acknowledgements
+// wait up to one ACK delay, and jitter spreads the samples). Without an
+// RTT sample it assumes congestion.
+func (e *Engine) queueing() bool {
+	r := &e.rtt
+	return !r.hasSample || r.srtt > r.minRTT+r.minRTT/2+2*e.cfg.ACKDelay
 }
 
 // acked handles a data datagram the peer acknowledged.

@@ -46,11 +46,14 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
-	pending := rx.pipe.acks.pendingACK()
+	pending, naks := rx.pipe.acks.pendingACK(), rx.pipe.acks.pendingNAK()
 	var acked bool
 	rx.ready, acked = rx.pipe.receiveDatagram(rx.ready[:0], b)
 	if acked && pending == 0 {
 		rx.ackSince = now
+	}
+	if naks == 0 && rx.pipe.acks.pendingNAK() > 0 {
+		rx.nakSince = now
 	}
 	for i := range rx.ready {
 		m := &rx.ready[i]
@@ -89,6 +92,7 @@ func (e *Engine) ReadMessage() (Message, bool) {
 type rxState struct {
 	pipe     recvPipeline
 	ackSince time.Time     // when the oldest pending ACK range was queued
+	nakSince time.Time     // when the NAK list last became non-empty
 	ackNow   Ack           // scratch: the ACK being sent
 	ackPrev  []Range       // ranges of the previous ACK, to be repeated once
 	ackRedo  time.Time     // when to repeat ackPrev on its own; zero: no need
@@ -108,6 +112,17 @@ func (r *rxState) pendingBytes() int {
 // ackFlushRanges: this many pending ACK ranges go out without waiting for
 // the ACK delay (scattered arrivals, as under heavy loss).
 const ackFlushRanges = 64
+
+// nakDue returns when the pending NAKs go out; zero if none. A gap waits
+// nakDelay first: a datagram that was only overtaken (jitter reorders)
+// fills it meanwhile and is never reported, so the peer does not resend it
+// for nothing and take the reordering for congestion.
+func (r *rxState) nakDue(delay time.Duration) time.Time {
+	if r.pipe.acks.pendingNAK() == 0 {
+		return time.Time{}
+	}
+	return r.nakSince.Add(delay)
+}
 
 // ackDue returns when the pending ACKs must go out; zero if none.
 func (r *rxState) ackDue(delay time.Duration) time.Time {
