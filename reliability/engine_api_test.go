@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"encoding/binary"
 	"errors"
 	"net"
 	"testing"
@@ -247,5 +248,71 @@ func TestEngineAckWorkBudget(t *testing.T) {
 	e.Receive((&Ack{Ranges: rs}).Append(nil), now)
 	if s := e.Stats(); s.Drops.ACKWorkExceeded != 1 || s.InFlightDatagrams != 1 {
 		t.Errorf("work budget drops %d, in flight %d", s.Drops.ACKWorkExceeded, s.InFlightDatagrams)
+	}
+}
+
+// A receiver whose application stops reading holds at most about
+// MaxReceiveBytes; the sender is slowed by unacknowledged datagrams, and
+// everything arrives once reading resumes.
+func TestEngineSlowReader(t *testing.T) {
+	p := newNetPair(t, 8, Config{MaxReceiveBytes: 64 << 10}, impair{delay: 5 * time.Millisecond})
+	got := 0
+	p.onRecv = func(side int, m Message) { got++ }
+	const n = 400
+	for i := uint32(0); i < n; i++ {
+		mustSend(t, p.e[0], testMsg(i, 3000), ReliableOrdered, 0, Medium, p.now)
+	}
+	p.paused[1] = true
+	maxHeld := 0
+	p.run(time.Hour, func() bool {
+		maxHeld = max(maxHeld, p.e[1].Stats().ReceiveQueueBytes)
+		return p.now.Sub(epoch) > 3*time.Second
+	})
+	p.paused[1] = false
+	p.run(time.Hour, func() bool { return got == n })
+	if limit := 64<<10 + p.e[1].MaxDatagramSize(); maxHeld > limit {
+		t.Errorf("receiver held %d bytes unread, limit about %d", maxHeld, limit)
+	}
+	if p.e[1].Stats().Drops.ReceiveQueueFull == 0 {
+		t.Error("no datagram was refused while the reader was idle")
+	}
+	if p.e[0].Dead(p.now) {
+		t.Error("a 3 s pause in reading killed the connection")
+	}
+}
+
+// A receiver with tight reassembly limits refuses split parts it has no
+// room for without acknowledging them; the sender resends, and every
+// message still arrives exactly once.
+func TestEngineReassemblyLimits(t *testing.T) {
+	p := newNetPair(t, 10, Config{}, impair{delay: 5 * time.Millisecond, jitter: 2 * time.Millisecond})
+	small, err := New(Config{MaxSplitMessages: 2, MaxReassemblyBytes: 40 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.e[1] = small
+	seen := map[uint32]int{}
+	p.onRecv = func(side int, m Message) {
+		id := binary.LittleEndian.Uint32(m.Payload)
+		checkMsg(t, m.Payload, id, 8000+int(id))
+		seen[id]++
+	}
+	const n = 60
+	for i := uint32(0); i < n; i++ {
+		mustSend(t, p.e[0], testMsg(i, 8000+int(i)), Reliable, 0, Medium, p.now)
+	}
+	p.run(time.Hour, func() bool {
+		if r := small.Stats().ReassemblyBytes; r > 40<<10 {
+			t.Fatalf("reassembly holds %d bytes", r)
+		}
+		return len(seen) == n
+	})
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("message %d delivered %d times", id, c)
+		}
+	}
+	if d := small.Stats().Drops; d.SplitRejected == 0 || d.RefusedDatagram == 0 {
+		t.Errorf("limits never refused anything: %+v", d)
 	}
 }

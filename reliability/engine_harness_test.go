@@ -20,6 +20,7 @@ type netPair struct {
 	buf    []byte
 	onRecv func(side int, m Message) // called for each delivered message
 	sent   [2]int                    // data datagrams handed out
+	paused [2]bool                   // the application does not read this side
 	seq    int
 }
 
@@ -89,7 +90,7 @@ func (p *netPair) pump() {
 		if e.rel.span() > maxReliableSpan || e.splitsOut > e.cfg.MaxOutstandingSplits {
 			p.tb.Fatalf("engine %d: %d reliable indexes and %d split messages in flight", side, e.rel.span(), e.splitsOut)
 		}
-		for {
+		for !p.paused[side] {
 			m, ok := e.ReadMessage()
 			if !ok {
 				break
