@@ -159,7 +159,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		connected      = map[int]bool{}
 		passed, failed int
 		wg             sync.WaitGroup
+		leaving        bool          // set once the main loop has ended
+		allGone        chan struct{} // closed when leaving and no client is left
+		goneOnce       sync.Once
 	)
+	allGone = make(chan struct{})
 	wg.Add(2)
 	go func() { // events: print them and track the slots to send to
 		defer wg.Done()
@@ -176,6 +180,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			case netcode.EventDisconnected:
 				delete(connected, e.ClientIndex)
 				fmt.Fprintf(stdout, "client disconnected: slot %d, client id %#x, reason %v\n", e.ClientIndex, e.ClientID, e.Reason)
+				if leaving && len(connected) == 0 {
+					goneOnce.Do(func() { close(allGone) })
+				}
 			}
 			mu.Unlock()
 		}
@@ -219,6 +226,21 @@ loop:
 		mu.Unlock()
 		if done {
 			break
+		}
+	}
+	// Disconnect the clients still here before closing, so that their
+	// events are printed: Close discards events nobody has taken yet.
+	mu.Lock()
+	leaving = true
+	for i := range connected {
+		s.Disconnect(i) // a client that has just left already has its event
+	}
+	empty := len(connected) == 0
+	mu.Unlock()
+	if !empty {
+		select {
+		case <-allGone:
+		case <-time.After(time.Second): // an event lost to overflow must not hang the exit
 		}
 	}
 	closeErr := s.Close()

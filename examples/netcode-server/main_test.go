@@ -20,10 +20,17 @@ import (
 // run returns, after which err holds its result.
 func startServer(t *testing.T, args ...string) (netip.AddrPort, <-chan string, *error) {
 	t.Helper()
+	return startServerContext(t, context.Background(), args...)
+}
+
+// startServerContext is startServer with a context that, when canceled,
+// interrupts the command as Ctrl-C does.
+func startServerContext(t *testing.T, ctx context.Context, args ...string) (netip.AddrPort, <-chan string, *error) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	var runErr error
 	go func() {
-		runErr = run(context.Background(), args, pw)
+		runErr = run(ctx, args, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 64)
@@ -148,5 +155,37 @@ func TestServerFlags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
+	}
+}
+
+// An interrupted server disconnects the clients still connected, and says so
+// with one line each, as it does for every other disconnect.
+func TestServerReportsDisconnectsWhenInterrupted(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	addr, lines, runErr := startServerContext(t, ctx, "-addr", "127.0.0.1:0", "-timeout", "20s")
+	c := dial(t, addr)
+	defer c.Close()
+	if got := <-lines; !strings.HasPrefix(got, "client connected: slot 0, client id 0x4d") {
+		t.Fatalf("first event line %q", got)
+	}
+	interrupt()
+	out := collect(lines)
+	if *runErr != nil {
+		t.Fatalf("run: %v\n%s", *runErr, strings.Join(out, "\n"))
+	}
+	want := []string{"client disconnected: slot 0, client id 0x4d, reason server disconnected", "0 passed, 0 failed"}
+	if len(out) != len(want) || out[0] != want[0] || out[1] != want[1] {
+		t.Fatalf("output after the interrupt:\n%s\nwant:\n%s", strings.Join(out, "\n"), strings.Join(want, "\n"))
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, err := c.Receive(rctx); err != nil {
+			if !errors.Is(err, netcode.ErrDisconnected) {
+				t.Fatalf("client: %v, want ErrDisconnected", err)
+			}
+			break
+		}
 	}
 }
