@@ -201,7 +201,7 @@ type Client struct {
 
 	connectStart time.Time
 	lifetime     time.Duration // expire - create of the token
-	timeout      time.Duration // negative: timeouts disabled
+	timeout      time.Duration // zero or negative: timeouts disabled
 	lastSend     time.Time
 	lastRecv     time.Time
 
@@ -359,7 +359,7 @@ func (c *Client) Update(now time.Time) {
 		c.setState(ClientConnectTokenExpired)
 		return
 	}
-	if c.timeout >= 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
+	if c.timeout > 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
 		switch c.state {
 		case ClientSendingConnectionRequest:
 			c.failover(ClientConnectionRequestTimedOut, now)

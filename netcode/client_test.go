@@ -358,6 +358,36 @@ func TestClientTimeouts(t *testing.T) {
 			t.Fatalf("state %v", c.State())
 		}
 	})
+	t.Run("zero disables", func(t *testing.T) {
+		// As in the reference client, a token timeout of 0 is no timeout,
+		// not an immediate one: connected, the client stays connected
+		// through any silence; connecting, only the token's lifetime ends it.
+		p := newPair(t)
+		s := p.server(addrS1, ServerConfig{})
+		c := p.client(addrC1, ClientConfig{})
+		c.Connect(withTimeoutSeconds(t, p.token(1, nil, addrS1), 0), p.now)
+		p.flush()
+		if c.State() != ClientConnected {
+			t.Fatalf("state %v", c.State())
+		}
+		s.Stop(p.now) // the server vanishes without a word
+		s.Outgoing()
+		delete(p.servers, netip.MustParseAddrPort(addrS1))
+		p.run(time.Minute)
+		if c.State() != ClientConnected {
+			t.Fatalf("state %v after a silent minute", c.State())
+		}
+		c2 := p.client(addrC2, ClientConfig{})
+		c2.Connect(withTimeoutSeconds(t, p.token(2, nil, addrS1), 0), p.now)
+		p.run(30*time.Second - 10*time.Millisecond)
+		if c2.State() != ClientSendingConnectionRequest {
+			t.Fatalf("state %v", c2.State())
+		}
+		p.step(10 * time.Millisecond)
+		if c2.State() != ClientConnectTokenExpired {
+			t.Fatalf("state %v", c2.State())
+		}
+	})
 	t.Run("disabled", func(t *testing.T) {
 		p := newPair(t)
 		c := p.client(addrC1, ClientConfig{})

@@ -46,7 +46,8 @@
 // global sequence to 1<<63 at every Start, prefixes payloads with
 // keep-alives until a client is confirmed, sends keep-alives at 10 Hz,
 // times clients out when last receive + timeout <= now (never if the
-// token's timeout is negative), and counts every dropped packet by reason.
+// token's timeout is zero or negative), and counts every dropped packet by
+// reason.
 // Slots are found by address and by client id through maps, so thousands of
 // clients cost no more per packet than a few.
 //

@@ -122,7 +122,7 @@ type outRef struct {
 // mapping holds the keys of a handshake in progress, by address.
 type mapping struct {
 	send, recv *PacketCipher
-	timeout    time.Duration // negative: no idle expiry
+	timeout    time.Duration // zero or negative: no idle expiry
 	lastAccess time.Time
 	expire     uint64 // token expire timestamp
 	tokenMAC   [MACBytes]byte
@@ -132,7 +132,7 @@ func (m *mapping) expired(now time.Time) bool {
 	if uint64(now.Unix()) >= m.expire {
 		return true
 	}
-	return m.timeout >= 0 && !now.Before(m.lastAccess.Add(m.timeout))
+	return m.timeout > 0 && !now.Before(m.lastAccess.Add(m.timeout))
 }
 
 type historyEntry struct {
@@ -734,7 +734,7 @@ func (s *Server) Update(now time.Time) {
 	}
 	for i := range s.slots {
 		c := &s.slots[i]
-		if c.connected && c.timeout >= 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
+		if c.connected && c.timeout > 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
 			s.disconnect(i, ReasonTimedOut, true)
 		}
 	}

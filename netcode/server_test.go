@@ -78,6 +78,11 @@ func (h *serverHarness) clientWith(addr string, p *TokenParams) *testClient {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	return h.clientWithToken(addr, b)
+}
+
+func (h *serverHarness) clientWithToken(addr string, b []byte) *testClient {
+	h.t.Helper()
 	c := &testClient{h: h, addr: netip.MustParseAddrPort(addr)}
 	if err := c.tok.UnmarshalBinary(b); err != nil {
 		h.t.Fatal(err)
@@ -575,6 +580,60 @@ func TestServerTimeoutDisabled(t *testing.T) {
 	h.s.Update(h.now)
 	if !h.s.ClientConnected(i) {
 		t.Fatal("negative timeout did not disable timeouts")
+	}
+}
+
+// withTimeoutSeconds rewrites the timeout in both parts of a connect token
+// sealed with testServerKey. GenerateConnectToken cannot write a zero
+// timeout (zero asks for the default), but other backends can.
+func withTimeoutSeconds(t *testing.T, tok []byte, seconds int32) []byte {
+	t.Helper()
+	var ct ConnectToken
+	if err := ct.UnmarshalBinary(tok); err != nil {
+		t.Fatal(err)
+	}
+	tc := NewTokenCipher(testServerKey)
+	var priv ConnectTokenPrivate
+	sealed := ct.PrivateData
+	if err := tc.Open(&sealed, ct.ProtocolID, ct.ExpireTimestamp, &ct.Nonce, &priv); err != nil {
+		t.Fatal(err)
+	}
+	priv.TimeoutSeconds = seconds
+	var err error
+	if ct.PrivateData, err = tc.Seal(&priv, ct.ProtocolID, ct.ExpireTimestamp, &ct.Nonce); err != nil {
+		t.Fatal(err)
+	}
+	ct.TimeoutSeconds = seconds
+	b, err := ct.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A token timeout of 0 disables timeouts like a negative one, as in the
+// reference server: neither the pending handshake nor the slot expires
+// for silence. Before, 0 timed a client out at the first Update after it
+// connected, while reference clients with the same token never time out.
+func TestServerTimeoutZeroDisables(t *testing.T) {
+	h := newServerHarness(t, ServerConfig{})
+	b, err := GenerateConnectToken(h.tokenParams(netip.AddrPort{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.clientWithToken("198.51.100.7:5000", withTimeoutSeconds(t, b, 0))
+	c.challenge()
+	h.advance(10 * time.Second) // silence longer than any default timeout
+	c.deliver(c.responsePacket())
+	ka := c.expect(ConnectionKeepAlive)[0]
+	i := int(ka.ClientIndex)
+	if info, ok := h.s.Client(i); !ok || info.Timeout != 0 {
+		t.Fatalf("client %+v, %v", info, ok)
+	}
+	h.advance(time.Hour)
+	h.s.Update(h.now)
+	if !h.s.ClientConnected(i) {
+		t.Fatal("a zero timeout timed the client out")
 	}
 }
 

@@ -111,8 +111,8 @@ type ClientInfo struct {
 	// Confirmed is set once the client has sent a keep-alive or payload,
 	// proving it knows its slot.
 	Confirmed bool
-	// Timeout is the connection timeout from the token; negative means
-	// timeouts are disabled.
+	// Timeout is the connection timeout from the token; zero or negative
+	// means timeouts are disabled.
 	Timeout time.Duration
 	Stats   ClientStats
 }

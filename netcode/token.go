@@ -22,7 +22,9 @@ const (
 // TokenCipher encrypts it.
 type ConnectTokenPrivate struct {
 	ClientID uint64
-	// TimeoutSeconds is the connection timeout; negative disables timeouts.
+	// TimeoutSeconds is the connection timeout. Zero or negative disables
+	// timeouts, as in the reference implementation (the standard names only
+	// negative values; zero is not an immediate timeout).
 	TimeoutSeconds int32
 	// ServerAddresses are the addresses the servers know themselves by
 	// (the "internal" addresses of TokenParams): a server accepts the token
@@ -109,7 +111,9 @@ type ConnectToken struct {
 	ExpireTimestamp uint64 // unix seconds
 	Nonce           [ConnectTokenNonceBytes]byte
 	PrivateData     [ConnectTokenPrivateBytes]byte
-	// TimeoutSeconds is the connection timeout; negative disables timeouts.
+	// TimeoutSeconds is the connection timeout. Zero or negative disables
+	// timeouts, as in the reference implementation (the standard names only
+	// negative values; zero is not an immediate timeout).
 	TimeoutSeconds int32
 	// ServerAddresses are the addresses the client tries, in order.
 	ServerAddresses   []netip.AddrPort
