@@ -316,3 +316,47 @@ func TestEngineReassemblyLimits(t *testing.T) {
 		t.Errorf("limits never refused anything: %+v", d)
 	}
 }
+
+// With every class backlogged, Immediate goes first and High, Medium and
+// Low share the datagrams 4:2:1.
+func TestEnginePriorityWeights(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := epoch
+	full := make([]byte, e.MaxDatagramSize()-DataHeaderLen-FrameHeaderLen(ReliableOrdered, false))
+	for i := 0; i < 200; i++ {
+		for _, p := range []Priority{Low, Medium, High} {
+			mustSend(t, e, full, ReliableOrdered, uint8(p), p, now)
+		}
+	}
+	mustSend(t, e, full, ReliableOrdered, uint8(Immediate), Immediate, now)
+	var count [numPriorities]int
+	var f Frame
+	for i := 0; i < 1+7*20; i++ {
+		b, ok := e.AppendDatagram(nil, now)
+		if !ok {
+			// The congestion window or the pacer holds the rest back:
+			// acknowledge everything and let time pass.
+			now = now.Add(10 * time.Millisecond)
+			e.Receive((&Ack{Ranges: []Range{{0, seqMask}}}).Append(nil), now)
+			i--
+			continue
+		}
+		_, r, err := ParseDataDatagram(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Next(&f); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && f.OrderingChannel != uint8(Immediate) {
+			t.Fatalf("first datagram carries channel %d, want the Immediate message", f.OrderingChannel)
+		}
+		count[f.OrderingChannel]++
+	}
+	if count != [numPriorities]int{1, 80, 40, 20} {
+		t.Errorf("frames per class (immediate, high, medium, low) = %v, want [1 80 40 20]", count)
+	}
+}

@@ -210,27 +210,30 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 // nextClass picks the priority class that supplies the next frame:
 // Immediate first, then High, Medium and Low by weighted round robin.
 func (e *Engine) nextClass(skip *[numPriorities]bool) (Priority, bool) {
-	can := func(p Priority) bool {
-		return !skip[p] && e.queues[p].len() > 0 && e.sendable(*e.queues[p].peek())
+	ready := func(p Priority) bool {
+		return e.queues[p].len() > 0 && e.sendable(*e.queues[p].peek())
 	}
-	if can(Immediate) {
+	if !skip[Immediate] && ready(Immediate) {
 		return Immediate, true
 	}
 	for round := 0; round < 2; round++ {
-		any := false
+		owed, any := false, false
 		for p := High; p < numPriorities; p++ {
-			if !can(p) {
+			if !ready(p) {
 				continue
 			}
-			any = true
 			if e.credits[p] > 0 {
-				return p, true
+				if !skip[p] {
+					return p, true
+				}
+				owed = true // its turn, but its frame does not fit here
 			}
+			any = any || !skip[p]
 		}
-		if !any {
+		if owed || !any {
 			return 0, false
 		}
-		e.credits = priorityWeights // every eligible class spent its turn: new round
+		e.credits = priorityWeights // every backlogged class spent its turn: new round
 	}
 	return 0, false
 }
