@@ -142,9 +142,7 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 			break
 		}
 		b = f.Append(b)
-		r := e.resend.pop()
-		r.resend = true
-		d.refs = append(d.refs, r)
+		d.refs = append(d.refs, e.resend.pop())
 		e.stats.Resends++
 		e.stats.FramesSent++
 	}

@@ -32,9 +32,6 @@ func (r *fifo[T]) grow() {
 // peek returns a pointer to the oldest element; the queue must not be empty.
 func (r *fifo[T]) peek() *T { return &r.buf[r.head] }
 
-// at returns a pointer to the i-th oldest element.
-func (r *fifo[T]) at(i int) *T { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
-
 func (r *fifo[T]) pop() T {
 	var zero T
 	v := r.buf[r.head]

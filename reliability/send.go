@@ -47,7 +47,6 @@ type frameRef struct {
 	gen      uint32
 	part     uint32
 	relIndex uint32
-	resend   bool
 }
 
 func (f *frameRef) live() bool { return f.msg != nil && f.msg.gen == f.gen }

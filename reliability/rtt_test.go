@@ -1,0 +1,93 @@
+package reliability
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRTTEstimatorAndRTO(t *testing.T) {
+	cfg, err := Config{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r rttEstimator
+	if got := r.rto(&cfg, 0); got != DefaultInitialRTO {
+		t.Errorf("RTO before a sample = %v, want %v", got, DefaultInitialRTO)
+	}
+	r.update(100 * time.Millisecond)
+	if r.srtt != 100*time.Millisecond || r.rttvar != 50*time.Millisecond || r.minRTT != 100*time.Millisecond {
+		t.Errorf("after one sample: %+v", r)
+	}
+	// 2·100 + 4·50 + 30 ms.
+	if got := r.rto(&cfg, 0); got != 430*time.Millisecond {
+		t.Errorf("RTO = %v, want 430ms", got)
+	}
+	if got := r.rto(&cfg, 1); got != 860*time.Millisecond {
+		t.Errorf("RTO with one backoff = %v, want 860ms", got)
+	}
+	if got := r.rto(&cfg, 10); got != cfg.DeadTimeout/8 {
+		t.Errorf("RTO with long backoff = %v, want the ceiling %v", got, cfg.DeadTimeout/8)
+	}
+	r.update(20 * time.Millisecond)
+	if r.minRTT != 20*time.Millisecond || r.srtt != 90*time.Millisecond || r.latest != 20*time.Millisecond {
+		t.Errorf("after a lower sample: %+v", r)
+	}
+	for range 100 {
+		r.update(time.Microsecond)
+	}
+	if got := r.rto(&cfg, 0); got != cfg.RTOMin {
+		t.Errorf("RTO on a fast path = %v, want the floor %v", got, cfg.RTOMin)
+	}
+}
+
+func TestCongestionController(t *testing.T) {
+	const mss = 1000
+	c := newCongestionController(mss)
+	t0 := epoch
+	if !c.canSend(0, mss) || c.canSend(c.cwnd, 1) {
+		t.Fatal("window admission wrong")
+	}
+	start := c.cwnd
+	c.onAck(mss, t0)
+	if c.cwnd != start+mss {
+		t.Errorf("slow start: %d after one ACK, want %d", c.cwnd, start+mss)
+	}
+	// A loss halves the window when the path shows queueing delay...
+	before := c.cwnd
+	if !c.onLoss(t0, t0.Add(time.Millisecond), true) || c.cwnd != before/2 {
+		t.Errorf("loss with queueing: cwnd %d, want %d", c.cwnd, before/2)
+	}
+	// ...once per episode: datagrams sent before the cut do not cut again,
+	// nor do their acknowledgements grow the window.
+	if c.onLoss(t0, t0.Add(2*time.Millisecond), true) {
+		t.Error("second loss of the same episode cut again")
+	}
+	w := c.cwnd
+	c.onAck(mss, t0)
+	if c.cwnd != w {
+		t.Error("acknowledgement from before the cut grew the window")
+	}
+	// A later loss without queueing delay takes 15%.
+	c.onAck(mss, t0.Add(5*time.Millisecond)) // ends recovery; congestion avoidance
+	w = c.cwnd
+	c.onLoss(t0.Add(10*time.Millisecond), t0.Add(20*time.Millisecond), false)
+	if c.cwnd != w*85/100 {
+		t.Errorf("random loss: cwnd %d, want %d", c.cwnd, w*85/100)
+	}
+	for range 10 {
+		c.onLoss(t0.Add(time.Hour), t0.Add(time.Hour+time.Second), true)
+		t0 = t0.Add(2 * time.Hour)
+	}
+	if c.cwnd < minWindowDatagrams*mss {
+		t.Errorf("window %d below the minimum", c.cwnd)
+	}
+	// Pacing: a drained bucket makes the next datagram wait.
+	rate := c.pacingRate(100*time.Millisecond, true)
+	c.refill(t0, rate)
+	for c.paced(t0, mss, rate).IsZero() {
+		c.spend(mss)
+	}
+	if at := c.paced(t0, mss, rate); !at.After(t0) || at.Sub(t0) > time.Second {
+		t.Errorf("paced until %v", at.Sub(t0))
+	}
+}
