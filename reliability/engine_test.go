@@ -223,7 +223,8 @@ func TestEngineReceiptsExactlyOnce(t *testing.T) {
 }
 
 // startNear moves every 24-bit counter of a connection's two ends to v,
-// so a short test crosses the wrap at 2^24.
+// so a short test crosses the wrap at 2^24, and the 16-bit split id to
+// just below its wrap.
 func startNear(a, b *Engine, v uint32) {
 	for _, e := range []*Engine{a, b} {
 		e.sent.base, e.sent.next = v, v
@@ -233,8 +234,11 @@ func startNear(a, b *Engine, v uint32) {
 		e.rx.pipe.acks.next = v
 		for c := range NumOrderingChannels {
 			e.orderingNext[c] = v
+			e.sequenceNext[c] = v
 			e.rx.pipe.order.ch[c].next = v
+			e.rx.pipe.order.ch[c].seqNext = v
 		}
+		e.nextSplitID = 0xffff - 3
 	}
 }
 
@@ -261,7 +265,11 @@ func TestEngineWrap24(t *testing.T) {
 		}
 	}
 	for i := uint32(0); i < n; i++ {
-		mustSend(t, p.e[0], testMsg(i, 20+int(i%300)), ReliableOrdered, 2, Medium, p.now)
+		size := 20 + int(i%300)
+		if i%50 == 0 {
+			size = 3000 // split
+		}
+		mustSend(t, p.e[0], testMsg(i, size), ReliableOrdered, 2, Medium, p.now)
 		mustSend(t, p.e[1], testMsg(i, 20), ReliableOrdered, 2, Medium, p.now)
 		if i%5 == 0 {
 			mustSend(t, p.e[0], testMsg(n+i, 12), ReliableSequenced, 3, Medium, p.now)
@@ -275,6 +283,9 @@ func TestEngineWrap24(t *testing.T) {
 	for i, e := range p.e {
 		if e.sent.next > seqSpace/2 || e.rel.next > seqSpace/2 || e.orderingNext[2] > seqSpace/2 {
 			t.Errorf("engine %d did not cross the wrap: datagram %d, reliable %d, ordering %d", i, e.sent.next, e.rel.next, e.orderingNext[2])
+		}
+		if i == 0 && (e.sequenceNext[3] > seqSpace/2 || e.nextSplitID > 0x8000) {
+			t.Errorf("sequencing index %d, split id %d did not wrap", e.sequenceNext[3], e.nextSplitID)
 		}
 	}
 }
