@@ -25,6 +25,7 @@ type simPeer struct {
 	peer  netip.AddrPort
 	out   []byte
 	onMsg func(Message) // called with mu held
+	onEvt func(Event)   // called with mu held; nil: events are discarded
 	space chan struct{} // poked after input, for senders waiting on ErrQueueFull
 }
 
@@ -61,6 +62,15 @@ func (p *simPeer) flushLocked() {
 		}
 		p.onMsg(m)
 	}
+	for {
+		ev, ok := p.e.ReadEvent()
+		if !ok {
+			break
+		}
+		if p.onEvt != nil {
+			p.onEvt(ev)
+		}
+	}
 	next := p.e.NextTimeout()
 	if next.IsZero() {
 		next = now.Add(time.Second)
@@ -90,23 +100,32 @@ func (p *simPeer) run() {
 	}
 }
 
-// send queues a message, waiting while the send queue is full.
-func (p *simPeer) send(t *testing.T, msg []byte, r Reliability, ch uint8, prio Priority) {
+// send queues a message, waiting while the send queue is full, and
+// returns its receipt. sendWith also calls sent with the receipt while mu
+// is still held, before the receipt's event can fire.
+func (p *simPeer) send(t *testing.T, msg []byte, r Reliability, ch uint8, prio Priority) uint32 {
+	return p.sendWith(t, msg, r, ch, prio, nil)
+}
+
+func (p *simPeer) sendWith(t *testing.T, msg []byte, r Reliability, ch uint8, prio Priority, sent func(uint32)) uint32 {
 	for {
 		p.mu.Lock()
-		_, err := p.e.Send(msg, r, ch, prio, time.Now())
+		receipt, err := p.e.Send(msg, r, ch, prio, time.Now())
+		if err == nil && sent != nil {
+			sent(receipt)
+		}
 		if err == nil {
 			p.flushLocked()
 		}
 		p.mu.Unlock()
 		switch {
 		case err == nil:
-			return
+			return receipt
 		case errors.Is(err, ErrQueueFull):
 			<-p.space
 		default:
 			t.Errorf("Send: %v", err)
-			return
+			return 0
 		}
 	}
 }
@@ -273,6 +292,128 @@ func TestScenarioSimnetReliableOrdered(t *testing.T) {
 		t.Logf("B: sent %d datagrams, %d resends, drops %+v", sb.DatagramsSent, sb.Resends, sb.Drops)
 		if checkB.seqLast < 0 {
 			t.Error("no sequenced message delivered")
+		}
+	})
+}
+
+// TestScenarioSimnetReceiptsAndUnreliable sends a mix of unreliable and
+// receipt kinds through the same impaired network: every receipt fires
+// exactly once (reliable ones as acknowledged), unreliable messages are
+// never resent (so never delivered twice) and reliable ones all arrive.
+func TestScenarioSimnetReceiptsAndUnreliable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := simnet.New(7)
+		n.SetDefault(transport.Impairment{
+			Latency:   20 * time.Millisecond,
+			Jitter:    8 * time.Millisecond,
+			Loss:      0.2,
+			Duplicate: 0.1,
+			Reorder:   0.05,
+			MTU:       1200,
+		})
+		cfg := Config{MTU: 1200 + UDPIPOverhead}
+		a := newSimPeer(t, n, "10.0.0.1:1", cfg)
+		b := newSimPeer(t, n, "10.0.0.2:1", cfg)
+		a.peer, b.peer = b.conn.LocalAddr(), a.conn.LocalAddr()
+
+		kinds := []Reliability{Unreliable, UnreliableWithAckReceipt, ReliableWithAckReceipt, ReliableOrderedWithAckReceipt}
+		const total = 4000
+		kindOf := map[uint32]Reliability{} // receipt -> kind
+		fired := map[uint32]EventKind{}
+		reliableWant := 0
+		receipted := 0
+		allFired := make(chan struct{})
+		a.onEvt = func(ev Event) {
+			k, ok := kindOf[ev.Receipt]
+			switch {
+			case !ok:
+				t.Errorf("event %v for unknown receipt %d", ev.Kind, ev.Receipt)
+			case fired[ev.Receipt] != 0:
+				t.Errorf("receipt %d fired twice", ev.Receipt)
+			case ev.Kind == EventLost && k.IsReliable():
+				t.Errorf("%v message reported lost", k)
+			}
+			fired[ev.Receipt] = ev.Kind
+			if len(fired) == receipted {
+				close(allFired)
+			}
+		}
+		seen := map[uint32]int{}
+		reliableGot := 0
+		allReliable := make(chan struct{})
+		b.onMsg = func(m Message) {
+			id := uint32(m.Payload[0])<<24 | uint32(m.Payload[1])<<16 | uint32(m.Payload[2])<<8 | uint32(m.Payload[3])
+			seen[id]++
+			if seen[id] > 1 {
+				t.Errorf("message %d (%v) delivered twice", id, m.Reliability)
+			}
+			if m.Reliability.IsReliable() {
+				reliableGot++
+				if reliableGot == reliableWant {
+					close(allReliable)
+				}
+			}
+		}
+		a.onMsg = func(Message) {}
+		for i := range total {
+			k := kinds[i%len(kinds)]
+			if k.WantsReceipt() {
+				receipted++
+			}
+			if k.IsReliable() {
+				reliableWant++
+			}
+		}
+
+		var drivers sync.WaitGroup
+		for _, p := range []*simPeer{a, b} {
+			drivers.Go(p.run)
+		}
+		for i := range total {
+			k := kinds[i%len(kinds)]
+			size := 8 + i%400
+			if i%97 == 0 && k.IsReliable() {
+				size = 5000 // split
+			}
+			msg := make([]byte, size)
+			msg[0], msg[1], msg[2], msg[3] = byte(i>>24), byte(i>>16), byte(i>>8), byte(i)
+			a.sendWith(t, msg, k, 4, Medium, func(r uint32) {
+				if k.WantsReceipt() {
+					kindOf[r] = k
+				}
+			})
+			if i%8 == 0 {
+				time.Sleep(time.Millisecond) // a game-like send rate
+			}
+		}
+		<-allReliable
+		<-allFired
+		a.conn.Close()
+		b.conn.Close()
+		drivers.Wait()
+
+		lost := 0
+		for r, ev := range fired {
+			if ev == EventLost {
+				lost++
+				if kindOf[r] != UnreliableWithAckReceipt {
+					t.Errorf("receipt %d of kind %v lost", r, kindOf[r])
+				}
+			}
+		}
+		if lost == 0 {
+			t.Error("no unreliable receipt reported lost under 20% loss")
+		}
+		unreliable := 0
+		for id := range seen {
+			if !kinds[id%uint32(len(kinds))].IsReliable() {
+				unreliable++
+			}
+		}
+		sa := a.e.Stats()
+		t.Logf("receipts %d (%d lost), unreliable delivered %d of %d, resends %d", len(fired), lost, unreliable, total/2, sa.Resends)
+		if unreliable == total/2 {
+			t.Error("every unreliable message arrived under 20% loss")
 		}
 	})
 }
