@@ -61,8 +61,21 @@ func (p *netPair) pump() {
 			if !ok {
 				break
 			}
-			if ClassifyDatagram(p.buf) == DatagramData {
+			switch ClassifyDatagram(p.buf) {
+			case DatagramData:
 				p.sent[side]++
+			case DatagramACK:
+				// Patched RakNet builds refuse an ACK unless each range
+				// starts above the previous one's end.
+				var a Ack
+				if err := ParseAck(p.buf, &a); err != nil {
+					p.tb.Fatalf("engine %d sent a malformed ACK: %v", side, err)
+				}
+				for i := 1; i < len(a.Ranges); i++ {
+					if a.Ranges[i].Min <= a.Ranges[i-1].Max {
+						p.tb.Fatalf("engine %d sent ACK ranges out of order: %v", side, a.Ranges)
+					}
+				}
 			}
 			copies := 1
 			if p.rng.Float64() < p.imp.loss {

@@ -1,6 +1,10 @@
 package reliability
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // AppendDatagram appends the next datagram to send to dst and returns it
 // with true, or returns dst unchanged and false when nothing is due now.
@@ -31,6 +35,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		// No fresh ACK carried the last one's ranges again: repeat them
 		// on their own, once.
 		rx.ackRedo = time.Time{}
+		rx.ackPrev = mergeRanges(rx.ackPrev)
 		a := Ack{Ranges: rx.ackPrev[:AckFit(false, false, rx.ackPrev, e.maxDgram)]}
 		rx.ackPrev = rx.ackPrev[:0]
 		b := a.Append(dst)
@@ -47,8 +52,8 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	return e.appendData(dst, now)
 }
 
-// appendRepeatedACK adds the ranges of the previous ACK to the one just
-// appended at dst (b), as room allows, so that every datagram number is
+// appendRepeatedACK rewrites the ACK just appended at dst (b) in ascending
+// numeric order, adding the ranges of the previous ACK as room allows, so that every datagram number is
 // acknowledged twice: one lost ACK then no longer makes the peer time out
 // and resend datagrams that arrived. If no fresh ACK follows within
 // ackRepeatDelay, the ranges are repeated on their own. The original
@@ -62,16 +67,35 @@ func (e *Engine) appendRepeatedACK(dst, b []byte, now time.Time) []byte {
 	if err := ParseAck(b[len(dst):], &rx.ackNow); err != nil {
 		return b // cannot happen: we just wrote it
 	}
-	fresh := len(rx.ackNow.Ranges)
-	if len(rx.ackPrev) > 0 {
-		rx.ackNow.Ranges = append(rx.ackNow.Ranges, rx.ackPrev...)
-		n := AckFit(false, false, rx.ackNow.Ranges, e.maxDgram)
-		a := Ack{Ranges: rx.ackNow.Ranges[:max(n, fresh)]}
-		b = a.Append(dst)
+	fresh := rx.ackNow.Ranges
+	rx.ackMerged = mergeRanges(append(append(rx.ackMerged[:0], fresh...), rx.ackPrev...))
+	if AckFit(false, false, rx.ackMerged, e.maxDgram) < len(rx.ackMerged) {
+		// No room for the repeat: the fresh ranges alone, in order (they
+		// fitted as they were, and merging never makes a list longer).
+		rx.ackMerged = mergeRanges(append(rx.ackMerged[:0], fresh...))
 	}
-	rx.ackPrev = append(rx.ackPrev[:0], rx.ackNow.Ranges[:fresh]...)
+	a := Ack{Ranges: rx.ackMerged}
+	b = a.Append(dst)
+	rx.ackPrev = append(rx.ackPrev[:0], fresh...)
 	rx.ackRedo = now.Add(ackRepeatDelay)
 	return b
+}
+
+// mergeRanges sorts rs numerically and merges overlapping and adjacent
+// ranges, in place. Patched RakNet builds (the fix for RakNet issue #102)
+// refuse a range list unless each range starts above the previous one's
+// end, so an ACK must be strictly ascending.
+func mergeRanges(rs []Range) []Range {
+	slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(a.Min, b.Min) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Min <= out[n-1].Max+1 {
+			out[n-1].Max = max(out[n-1].Max, r.Max)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // nakDelay is how long a gap in the received datagram numbers waits before

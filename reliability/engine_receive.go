@@ -90,16 +90,17 @@ func (e *Engine) ReadMessage() (Message, bool) {
 
 // rxState is the engine's receive side.
 type rxState struct {
-	pipe     recvPipeline
-	ackSince time.Time     // when the oldest pending ACK range was queued
-	nakSince time.Time     // when the NAK list last became non-empty
-	ackNow   Ack           // scratch: the ACK being sent
-	ackPrev  []Range       // ranges of the previous ACK, to be repeated once
-	ackRedo  time.Time     // when to repeat ackPrev on its own; zero: no need
-	ready    []recvMessage // scratch for recvPipeline.receiveDatagram
-	out      fifo[Message]
-	queued   int    // bytes delivered but not yet read
-	last     []byte // payload returned by the previous ReadMessage
+	pipe      recvPipeline
+	ackSince  time.Time     // when the oldest pending ACK range was queued
+	nakSince  time.Time     // when the NAK list last became non-empty
+	ackNow    Ack           // scratch: the ACK being sent
+	ackPrev   []Range       // ranges of the previous ACK, to be repeated once
+	ackMerged []Range       // scratch: fresh and repeated ranges, merged
+	ackRedo   time.Time     // when to repeat ackPrev on its own; zero: no need
+	ready     []recvMessage // scratch for recvPipeline.receiveDatagram
+	out       fifo[Message]
+	queued    int    // bytes delivered but not yet read
+	last      []byte // payload returned by the previous ReadMessage
 }
 
 // pendingBytes is what the receive side holds for the application:
