@@ -64,9 +64,9 @@ func (p *netPair) pump() {
 			switch ClassifyDatagram(p.buf) {
 			case DatagramData:
 				p.sent[side]++
-			case DatagramACK:
-				// Patched RakNet builds refuse an ACK unless each range
-				// starts above the previous one's end.
+			case DatagramACK, DatagramNAK:
+				// Patched RakNet builds refuse a range list unless each
+				// range starts above the previous one's end.
 				var a Ack
 				if err := ParseAck(p.buf, &a); err != nil {
 					p.tb.Fatalf("engine %d sent a malformed ACK: %v", side, err)

@@ -44,7 +44,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		return b, true
 	}
 	if due := e.rx.nakDue(e.nakDelay()); !due.IsZero() && !now.Before(due) {
-		b := t.appendNAK(dst, e.maxDgram)
+		b := e.ascending(dst, t.appendNAK(dst, e.maxDgram))
 		e.countOut(len(b) - len(dst))
 		e.stats.NAKsSent++
 		return b, true
@@ -53,8 +53,8 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 }
 
 // appendRepeatedACK rewrites the ACK just appended at dst (b) in ascending
-// numeric order, adding the ranges of the previous ACK as room allows, so that every datagram number is
-// acknowledged twice: one lost ACK then no longer makes the peer time out
+// numeric order, adding the ranges of the previous ACK as room allows, so
+// that every datagram number is acknowledged twice: one lost ACK then no longer makes the peer time out
 // and resend datagrams that arrived. If no fresh ACK follows within
 // ackRepeatDelay, the ranges are repeated on their own. The original
 // library acknowledges once; a peer ignores acknowledgements of numbers it
@@ -79,6 +79,18 @@ func (e *Engine) appendRepeatedACK(dst, b []byte, now time.Time) []byte {
 	rx.ackPrev = append(rx.ackPrev[:0], fresh...)
 	rx.ackRedo = now.Add(ackRepeatDelay)
 	return b
+}
+
+// ascending rewrites the ACK or NAK just appended at dst (b) with its
+// ranges in ascending numeric order: the ackQueue keeps serial order, which
+// differs across the 24-bit wrap.
+func (e *Engine) ascending(dst, b []byte) []byte {
+	a := &e.rx.ackNow
+	if err := ParseAck(b[len(dst):], a); err != nil {
+		return b // cannot happen: we just wrote it
+	}
+	a.Ranges = mergeRanges(a.Ranges)
+	return a.Append(dst)
 }
 
 // mergeRanges sorts rs numerically and merges overlapping and adjacent
