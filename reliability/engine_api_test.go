@@ -360,3 +360,27 @@ func TestEnginePriorityWeights(t *testing.T) {
 		t.Errorf("frames per class (immediate, high, medium, low) = %v, want [1 80 40 20]", count)
 	}
 }
+
+// At the smallest MTU, datagrams stay within MTU-28 bytes and large
+// messages still arrive whole under loss.
+func TestEngineMinMTU(t *testing.T) {
+	p := newNetPair(t, 11, Config{MTU: MinMTU}, impair{loss: 0.1, delay: 10 * time.Millisecond, jitter: 5 * time.Millisecond})
+	got := 0
+	p.onRecv = func(side int, m Message) {
+		checkMsg(t, m.Payload, uint32(got), 100_000+got)
+		got++
+	}
+	for i := range 20 {
+		mustSend(t, p.e[0], testMsg(uint32(i), 100_000+i), ReliableOrdered, 0, Medium, p.now)
+	}
+	longest := 0
+	p.run(time.Hour, func() bool {
+		for _, k := range p.q {
+			longest = max(longest, len(k.b))
+		}
+		return got == 20
+	})
+	if longest > MinMTU-UDPIPOverhead {
+		t.Errorf("a %d-byte datagram at MTU %d", longest, MinMTU)
+	}
+}
