@@ -11,11 +11,6 @@ import (
 	"github.com/netrak/netrak/transport"
 )
 
-// clientConnTick is how often a ClientConn runs Client.Update: well under
-// the 100 ms send interval, so requests, keep-alives and timeouts stay on
-// time.
-const clientConnTick = 10 * time.Millisecond
-
 // ClientMessage is a payload the server sent, as ClientConn.Receive
 // returns it.
 type ClientMessage struct {
@@ -26,15 +21,22 @@ type ClientMessage struct {
 }
 
 // ClientConn runs a Client over a transport.Conn with its own goroutines:
-// one reads datagrams, one ticks the client. Its methods are safe for
-// concurrent use, and the blocking ones take a context. After Close they
-// return net.ErrClosed.
+// one reads datagrams, one ticks the client every ClientConfig.TickInterval.
+// Its methods are safe for concurrent use, and the blocking ones take a
+// context. After Close they return net.ErrClosed.
+//
+// A failed read is retried, after a growing pause if reads keep failing.
+// After about 5 s of reads failing in a row the ClientConn gives up: it
+// disconnects (sending the disconnect packets), closes the transport, and
+// ends the connection with an error wrapping ErrTransportFailed and the
+// transport's last error, which Dial, Receive and Send return.
 type ClientConn struct {
 	conn transport.Conn
 
 	mu      sync.Mutex
 	c       *Client
-	closed  bool
+	closed  bool  // Close was called
+	failed  error // the read loop gave up
 	ended   error // why the connection ended, once it has
 	msgs    []ClientMessage
 	maxMsgs int
@@ -49,7 +51,8 @@ type ClientConn struct {
 // ClientConn.Close. Dial blocks until the client is connected, reaches an
 // error state (ErrConnectionDenied, ErrConnectionRequestTimedOut,
 // ErrConnectTokenExpired, ... after trying every server address in the
-// token), or ctx ends. An invalid token fails at once with an error
+// token), gives up on conn (an error wrapping ErrTransportFailed), or ctx
+// ends. An invalid token fails at once with an error
 // wrapping ErrInvalidConnectToken. A server that disconnects the client
 // before Dial has seen it connected makes Dial return ErrDisconnected.
 func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConfig) (*ClientConn, error) {
@@ -78,9 +81,12 @@ func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConf
 
 	for {
 		cc.mu.Lock()
-		st := cc.c.State()
+		st, failed := cc.c.State(), cc.failed
 		cc.mu.Unlock()
 		switch {
+		case failed != nil:
+			cc.Close()
+			return nil, failed
 		case st == ClientConnected:
 			return cc, nil
 		case st <= ClientDisconnected:
@@ -98,6 +104,8 @@ func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConf
 
 func (cc *ClientConn) readLoop() {
 	defer cc.wg.Done()
+	retry := readRetry{done: cc.done}
+	defer retry.stop()
 	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
 	for {
 		n, from, err := cc.conn.ReadFrom(buf)
@@ -110,11 +118,18 @@ func (cc *ClientConn) readLoop() {
 				return
 			default:
 			}
-			// Transient errors (an ICMP unreachable reported on a UDP
-			// socket, or a deadline someone set) do not end the connection;
-			// the timeout does.
+			// An isolated error (an ICMP unreachable reported on a UDP
+			// socket, say) does not end the connection; the timeout does.
+			giveUp, stop := retry.failed(err)
+			if giveUp != nil {
+				cc.fail(giveUp)
+			}
+			if giveUp != nil || stop {
+				return
+			}
 			continue
 		}
+		retry.succeeded()
 		cc.mu.Lock()
 		if cc.closed {
 			cc.mu.Unlock()
@@ -127,9 +142,29 @@ func (cc *ClientConn) readLoop() {
 	}
 }
 
+// fail ends the connection after the read loop gave up with err.
+func (cc *ClientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.closed {
+		cc.mu.Unlock()
+		return
+	}
+	cc.c.log.Warn().Err(err).Msg("netcode client: giving up on the transport")
+	cc.failed = err
+	if cc.ended == nil {
+		cc.ended = err
+	}
+	cc.c.Disconnect(time.Now())
+	cc.flushLocked()
+	close(cc.done)
+	cc.mu.Unlock()
+	signal(cc.ready)
+	cc.conn.Close()
+}
+
 func (cc *ClientConn) tickLoop() {
 	defer cc.wg.Done()
-	t := time.NewTicker(clientConnTick)
+	t := time.NewTicker(cc.c.cfg.TickInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -137,7 +172,7 @@ func (cc *ClientConn) tickLoop() {
 			return
 		case now := <-t.C:
 			cc.mu.Lock()
-			if !cc.closed {
+			if !cc.closed && cc.failed == nil {
 				before := cc.c.State()
 				cc.c.Update(now)
 				cc.afterLocked(before)
@@ -187,7 +222,8 @@ func (cc *ClientConn) flushLocked() {
 // connection ends or cc is closed. Payloads that arrived before the server
 // disconnected are still returned; after them Receive returns the reason
 // the connection ended (ErrDisconnected for a server-side disconnect,
-// ErrConnectionTimedOut for a silent server).
+// ErrConnectionTimedOut for a silent server, an error wrapping
+// ErrTransportFailed when cc gave up on its transport).
 func (cc *ClientConn) Receive(ctx context.Context) (ClientMessage, error) {
 	for {
 		cc.mu.Lock()
@@ -286,13 +322,16 @@ func (cc *ClientConn) Close() error {
 	cc.mu.Lock()
 	if cc.closed {
 		cc.mu.Unlock()
+		cc.wg.Wait()
 		return nil
 	}
-	cc.c.Disconnect(time.Now())
-	cc.flushLocked()
+	if cc.failed == nil {
+		cc.c.Disconnect(time.Now())
+		cc.flushLocked()
+		close(cc.done)
+	}
 	cc.closed = true
 	cc.msgs = nil
-	close(cc.done)
 	cc.mu.Unlock()
 	err := cc.conn.Close()
 	cc.wg.Wait()

@@ -5,16 +5,11 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/netrak/netrak/transport"
 )
-
-// serverConnTick is how often a ServerConn runs Server.Update: well under
-// KeepAliveInterval, so keep-alives and timeouts stay on time.
-const serverConnTick = 10 * time.Millisecond
 
 // ServerMessage is a payload a client sent, as ServerConn.Receive returns it.
 type ServerMessage struct {
@@ -27,15 +22,23 @@ type ServerMessage struct {
 }
 
 // ServerConn runs a Server over a transport.Conn with its own goroutines:
-// one reads datagrams, one ticks the server. Its methods are safe for
-// concurrent use, and the blocking ones take a context. After Close they
-// return net.ErrClosed.
+// one reads datagrams, one ticks the server every ServerConfig.TickInterval.
+// Its methods are safe for concurrent use, and the blocking ones take a
+// context. After Close they return net.ErrClosed.
+//
+// A failed read is retried, after a growing pause if reads keep failing.
+// After about 5 s of reads failing in a row the ServerConn gives up: it
+// stops the server (disconnecting every client), closes the transport, and
+// from then on Receive, NextEvent and Send return an error wrapping
+// ErrTransportFailed and the transport's last error, once the payloads and
+// events that came before are drained.
 type ServerConn struct {
 	conn transport.Conn
 
 	mu       sync.Mutex
 	s        *Server
-	closed   bool
+	closed   bool  // Close was called
+	failed   error // the read loop gave up
 	msgs     []ServerMessage
 	maxMsgs  int
 	events   []Event
@@ -83,6 +86,8 @@ func (c *ServerConn) LocalAddr() netip.AddrPort { return c.conn.LocalAddr() }
 
 func (c *ServerConn) readLoop() {
 	defer c.wg.Done()
+	retry := readRetry{done: c.done}
+	defer retry.stop()
 	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
 	for {
 		n, from, err := c.conn.ReadFrom(buf)
@@ -95,13 +100,16 @@ func (c *ServerConn) readLoop() {
 				return
 			default:
 			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				continue
+			giveUp, stop := retry.failed(err)
+			if giveUp != nil {
+				c.fail(giveUp)
 			}
-			// Transient errors (an ICMP unreachable reported on a UDP
-			// socket, say) say nothing about the other clients: keep going.
+			if giveUp != nil || stop {
+				return
+			}
 			continue
 		}
+		retry.succeeded()
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -116,9 +124,25 @@ func (c *ServerConn) readLoop() {
 	}
 }
 
+// fail stops the server after the read loop gave up with err.
+func (c *ServerConn) fail(err error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.s.log.Warn().Err(err).Msg("netcode server: giving up on the transport")
+	c.failed = err
+	c.s.Stop(time.Now())
+	c.flushLocked()
+	close(c.done)
+	c.mu.Unlock()
+	c.conn.Close()
+}
+
 func (c *ServerConn) tickLoop() {
 	defer c.wg.Done()
-	t := time.NewTicker(serverConnTick)
+	t := time.NewTicker(c.s.cfg.TickInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -126,7 +150,7 @@ func (c *ServerConn) tickLoop() {
 			return
 		case now := <-t.C:
 			c.mu.Lock()
-			if !c.closed {
+			if !c.closed && c.failed == nil {
 				c.s.Update(now)
 				c.flushLocked()
 			}
@@ -178,6 +202,8 @@ func signal(ch chan struct{}) {
 }
 
 // Receive blocks until a client payload arrives, ctx ends, or c is closed.
+// Once c has given up on its transport, Receive returns the payloads that
+// arrived before, then the error (see ServerConn).
 func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
 	for {
 		c.mu.Lock()
@@ -195,6 +221,10 @@ func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
 			c.mu.Unlock()
 			return m, nil
 		}
+		if err := c.failed; err != nil {
+			c.mu.Unlock()
+			return ServerMessage{}, err
+		}
 		c.mu.Unlock()
 		select {
 		case <-c.msgReady:
@@ -206,7 +236,9 @@ func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
 }
 
 // NextEvent blocks until a client connects or disconnects, ctx ends, or c
-// is closed.
+// is closed. Once c has given up on its transport, NextEvent returns the
+// events that came before, including the disconnection of every client,
+// then the error (see ServerConn).
 func (c *ServerConn) NextEvent(ctx context.Context) (Event, error) {
 	for {
 		c.mu.Lock()
@@ -222,6 +254,10 @@ func (c *ServerConn) NextEvent(ctx context.Context) (Event, error) {
 			}
 			c.mu.Unlock()
 			return e, nil
+		}
+		if err := c.failed; err != nil {
+			c.mu.Unlock()
+			return Event{}, err
 		}
 		c.mu.Unlock()
 		select {
@@ -240,6 +276,9 @@ func (c *ServerConn) Send(index int, payload []byte) error {
 	if c.closed {
 		return net.ErrClosed
 	}
+	if c.failed != nil {
+		return c.failed
+	}
 	if err := c.s.SendPayload(index, payload); err != nil {
 		return err
 	}
@@ -254,6 +293,9 @@ func (c *ServerConn) Disconnect(index int) error {
 	defer c.mu.Unlock()
 	if c.closed {
 		return net.ErrClosed
+	}
+	if c.failed != nil {
+		return c.failed
 	}
 	if err := c.s.DisconnectClient(index); err != nil {
 		return err
@@ -289,13 +331,16 @@ func (c *ServerConn) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		c.wg.Wait()
 		return nil
 	}
-	c.s.Stop(time.Now())
-	c.flushLocked()
+	if c.failed == nil {
+		c.s.Stop(time.Now())
+		c.flushLocked()
+		close(c.done)
+	}
 	c.closed = true
 	c.msgs, c.events = nil, nil
-	close(c.done)
 	c.mu.Unlock()
 	err := c.conn.Close()
 	c.wg.Wait()
