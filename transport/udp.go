@@ -52,8 +52,10 @@ type UDPConn struct {
 var _ Conn = (*UDPConn)(nil)
 
 // ListenUDP opens a UDP socket. network is "udp", "udp4" or "udp6", as for
-// net.ListenUDP; "udp" with an unspecified or empty host ("[::]:0", ":0")
-// gives a dual-stack socket that also receives IPv4.
+// net.ListenUDP; "udp" with an unspecified or empty host ("[::]:0", ":0",
+// and "0.0.0.0:0" too) gives a dual-stack socket that receives both IPv4
+// and IPv6 where the system allows it. LocalAddr reports the wildcard that
+// was asked for: 0.0.0.0 for "0.0.0.0:0", [::] for the others.
 func ListenUDP(network, address string, cfg UDPConfig) (*UDPConn, error) {
 	switch network {
 	case "udp", "udp4", "udp6":
@@ -71,7 +73,7 @@ func ListenUDP(network, address string, cfg UDPConfig) (*UDPConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &UDPConn{conn: conn, local: normalizeAddrPort(conn.LocalAddr().(*net.UDPAddr).AddrPort())}
+	c := &UDPConn{conn: conn, local: localAddr(network, laddr, conn)}
 	if err := c.setup(cfg); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("transport: listen %s %s: %w", network, address, err)
@@ -124,8 +126,24 @@ func (c *UDPConn) setup(cfg UDPConfig) error {
 func (c *UDPConn) Buffers() (read, write int) { return c.readBuffer, c.writeBuffer }
 
 // LocalAddr returns the bound address. An IPv4 address is reported as plain
-// IPv4 even on a dual-stack socket.
+// IPv4 even on a dual-stack socket, and a socket asked for the IPv4
+// wildcard reports 0.0.0.0 (see localAddr).
 func (c *UDPConn) LocalAddr() netip.AddrPort { return c.local }
+
+// localAddr is the address a socket opened by ListenUDP reports. For
+// network "udp" Go binds any wildcard, 0.0.0.0 included, as a dual-stack
+// [::] socket where the system allows it; the socket then reports [::]
+// though the caller asked for 0.0.0.0. The caller's 0.0.0.0 is reported
+// instead, as it reads in logs and as a host:port to check against. The
+// socket stays dual-stack, as the net package makes it.
+func localAddr(network string, requested *net.UDPAddr, conn *net.UDPConn) netip.AddrPort {
+	bound := normalizeAddrPort(conn.LocalAddr().(*net.UDPAddr).AddrPort())
+	asked := requested.AddrPort().Addr().Unmap()
+	if network == "udp" && asked.Is4() && asked.IsUnspecified() && bound.Addr().Is6() && bound.Addr().IsUnspecified() {
+		return netip.AddrPortFrom(asked, bound.Port())
+	}
+	return bound
+}
 
 // ReadFrom reads one datagram. It does not allocate.
 func (c *UDPConn) ReadFrom(p []byte) (int, netip.AddrPort, error) {

@@ -105,6 +105,43 @@ func TestUDPDualStack(t *testing.T) {
 	}
 }
 
+// TestUDPWildcardLocalAddr: LocalAddr reports the wildcard that was asked
+// for, though "udp" binds 0.0.0.0 as a dual-stack [::] socket.
+func TestUDPWildcardLocalAddr(t *testing.T) {
+	for _, tc := range []struct {
+		network, address, want string
+		needIPv6               bool
+	}{
+		{"udp", "0.0.0.0:0", "0.0.0.0", false},
+		{"udp4", "0.0.0.0:0", "0.0.0.0", false},
+		{"udp4", ":0", "0.0.0.0", false},
+		{"udp", ":0", "::", true},
+		{"udp", "[::]:0", "::", true},
+		{"udp6", "[::]:0", "::", true},
+	} {
+		t.Run(tc.network+" "+tc.address, func(t *testing.T) {
+			if tc.needIPv6 {
+				skipWithoutIPv6(t)
+			}
+			c := listenUDP(t, tc.network, tc.address, UDPConfig{})
+			got := c.LocalAddr()
+			if got.Addr() != netip.MustParseAddr(tc.want) || got.Port() == 0 {
+				t.Fatalf("LocalAddr = %v, want %s with the bound port", got, tc.want)
+			}
+			if got.Addr().Is4() {
+				// The socket still receives IPv4 on the reported port.
+				other := listenUDP(t, "udp4", "127.0.0.1:0", UDPConfig{})
+				other.WriteTo([]byte("four"), netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), got.Port()))
+				buf := make([]byte, 8)
+				n, from := readWithin(t, c, buf)
+				if string(buf[:n]) != "four" || from != other.LocalAddr() {
+					t.Fatalf("got %q from %v", buf[:n], from)
+				}
+			}
+		})
+	}
+}
+
 func TestUDPIPv4OnlyAcceptsMappedDestination(t *testing.T) {
 	a := listenUDP(t, "udp4", "127.0.0.1:0", UDPConfig{})
 	b := listenUDP(t, "udp4", "127.0.0.1:0", UDPConfig{})
