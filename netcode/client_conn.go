@@ -52,9 +52,9 @@ type ClientConn struct {
 // error state (ErrConnectionDenied, ErrConnectionRequestTimedOut,
 // ErrConnectTokenExpired, ... after trying every server address in the
 // token), gives up on conn (an error wrapping ErrTransportFailed), or ctx
-// ends. An invalid token fails at once with an error
-// wrapping ErrInvalidConnectToken. A server that disconnects the client
-// before Dial has seen it connected makes Dial return ErrDisconnected.
+// ends. An invalid token fails at once with an error wrapping
+// ErrInvalidConnectToken. A server that disconnects the client before Dial
+// has seen it connected makes Dial return ErrDisconnected.
 func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConfig) (*ClientConn, error) {
 	c, err := NewClient(cfg)
 	if err != nil {
@@ -119,7 +119,8 @@ func (cc *ClientConn) readLoop() {
 			default:
 			}
 			// An isolated error (an ICMP unreachable reported on a UDP
-			// socket, say) does not end the connection; the timeout does.
+			// socket, say) does not end the connection; errors that go on
+			// and on do.
 			giveUp, stop := retry.failed(err)
 			if giveUp != nil {
 				cc.fail(giveUp)
