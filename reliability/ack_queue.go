@@ -1,5 +1,7 @@
 package reliability
 
+import "slices"
+
 // ackQueue is the receive side's record of data datagram numbers. It
 // answers "is this datagram new?" (duplicates, hopelessly old numbers and
 // numbers implausibly far ahead are refused), and it collects what to
@@ -176,9 +178,12 @@ func (q *ackQueue) pendingACK() int { return q.acks.len() }
 func (q *ackQueue) pendingNAK() int { return q.naks.len() }
 
 // appendACK appends one ACK datagram of at most maxLen bytes carrying the
-// oldest pending ACK ranges, and forgets them. With nothing pending, or
-// maxLen too small for one range, it returns b unchanged. Call it again
-// while pendingACK() > 0 to send the rest.
+// oldest pending ACK ranges, and forgets them. The ranges go out in
+// ascending numeric order and merged, as patched RakNet builds (the fix
+// for RakNet issue #102) require: each range starts more than one above
+// the previous range's end. With nothing pending, or maxLen too small for
+// one range, it returns b unchanged. Call it again while pendingACK() > 0
+// to send the rest.
 func (q *ackQueue) appendACK(b []byte, maxLen int) []byte {
 	return q.acks.appendDatagram(b, false, maxLen)
 }
@@ -186,6 +191,14 @@ func (q *ackQueue) appendACK(b []byte, maxLen int) []byte {
 // appendNAK is appendACK for the missing datagrams.
 func (q *ackQueue) appendNAK(b []byte, maxLen int) []byte {
 	return q.naks.appendDatagram(b, true, maxLen)
+}
+
+// takeACK is appendACK without the encoding: it appends to dst the ranges
+// that one ACK datagram of at most maxLen bytes would carry, in the same
+// ascending order, and forgets them. The engine uses it to add the
+// previous ACK's ranges before encoding.
+func (q *ackQueue) takeACK(dst []Range, maxLen int) []Range {
+	return q.acks.take(dst, false, maxLen)
 }
 
 // rangeSet is a bounded set of 24-bit numbers kept as sorted, disjoint,
@@ -312,16 +325,51 @@ func (s *rangeSet) dropOlderThan(n uint32) {
 	}
 }
 
-// appendDatagram writes the leading ranges that fit as one ACK or NAK
-// datagram and drops them from the set.
-func (s *rangeSet) appendDatagram(b []byte, nak bool, maxLen int) []byte {
-	n := AckFit(nak, false, s.r, maxLen)
-	if n == 0 {
-		return b
+// ascendingPrefix reorders the oldest ranges that fit in one ACK or NAK
+// datagram of at most maxLen bytes into ascending numeric order, in place,
+// and returns them; the caller then drops them with dropPrefix. The set
+// keeps serial order, which differs from numeric order only across the
+// 24-bit wrap: [x, 0xffffff] precedes [0, y] serially, so the runs from
+// the wrap on move to the front. Ranges stay merged: the set never holds
+// adjacent ranges except the two halves of a run through the wrap, and
+// those end up at opposite ends of the list.
+func (s *rangeSet) ascendingPrefix(nak bool, maxLen int) []Range {
+	rs := s.r[:AckFit(nak, false, s.r, maxLen)]
+	for k := 1; k < len(rs); k++ {
+		if rs[k].Min < rs[k-1].Min {
+			// Rotate rs left by k: three reversals, no allocation.
+			slices.Reverse(rs[:k])
+			slices.Reverse(rs[k:])
+			slices.Reverse(rs)
+			break
+		}
 	}
-	a := Ack{NAK: nak, Ranges: s.r[:n]}
-	b = a.Append(b)
+	return rs
+}
+
+// dropPrefix forgets the n oldest ranges.
+func (s *rangeSet) dropPrefix(n int) {
 	k := copy(s.r, s.r[n:])
 	s.r = s.r[:k]
+}
+
+// appendDatagram writes the oldest ranges that fit as one ACK or NAK
+// datagram, in ascending numeric order, and drops them from the set.
+func (s *rangeSet) appendDatagram(b []byte, nak bool, maxLen int) []byte {
+	rs := s.ascendingPrefix(nak, maxLen)
+	if len(rs) == 0 {
+		return b
+	}
+	a := Ack{NAK: nak, Ranges: rs}
+	b = a.Append(b)
+	s.dropPrefix(len(rs))
 	return b
+}
+
+// take is appendDatagram returning the ranges instead of encoding them.
+func (s *rangeSet) take(dst []Range, nak bool, maxLen int) []Range {
+	rs := s.ascendingPrefix(nak, maxLen)
+	dst = append(dst, rs...)
+	s.dropPrefix(len(rs))
+	return dst
 }

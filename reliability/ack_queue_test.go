@@ -144,20 +144,125 @@ func TestAckQueueWrap(t *testing.T) {
 	for n := uint32(0xfffff0); n != 6; n = seqAdd(n, 1) {
 		recordAll(t, &q, n)
 	}
-	if got, want := flushAll(t, &q, false, 1464), []Range{{0xfffff0, 0xffffff}, {0, 5}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, false, 1464), []Range{{0, 5}, {0xfffff0, 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("ACK across the wrap %v, want %v", got, want)
 	}
 	q = ackQueue{next: 0xfffffe}
 	recordAll(t, &q, 2)
-	if got, want := flushAll(t, &q, true, 1464), []Range{{0xfffffe, 0xffffff}, {0, 1}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, true, 1464), []Range{{0, 1}, {0xfffffe, 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("NAK across the wrap %v, want %v", got, want)
 	}
 	recordAll(t, &q, 0xffffff) // late, before the wrap
 	if v := q.check(0xffffff); v != ackDuplicate {
 		t.Errorf("check = %v", v)
 	}
-	if got, want := flushAll(t, &q, false, 1464), []Range{{0xffffff, 0xffffff}, {2, 2}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, false, 1464), []Range{{2, 2}, {0xffffff, 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("ACK %v, want %v", got, want)
+	}
+}
+
+// checkAscendingRecords walks an encoded ACK or NAK record by record,
+// without ParseAck, and fails unless every range starts more than one
+// above the previous range's end: ascending and merged, which patched
+// RakNet builds (the fix for RakNet issue #102) demand.
+func checkAscendingRecords(t *testing.T, b []byte) []Range {
+	t.Helper()
+	if len(b) < 3 || b[0]&HeaderValid == 0 {
+		t.Fatalf("not an ACK/NAK: % x", b)
+	}
+	p := 1
+	if b[0]&HeaderACK != 0 && b[0]&HeaderHasBAndAS != 0 {
+		p += 4
+	}
+	count := int(b[p])<<8 | int(b[p+1])
+	p += 2
+	var rs []Range
+	for i := 0; i < count; i++ {
+		single := b[p] == 1
+		r := Range{Min: uint32(b[p+1]) | uint32(b[p+2])<<8 | uint32(b[p+3])<<16}
+		r.Max = r.Min
+		p += 4
+		if !single {
+			r.Max = uint32(b[p]) | uint32(b[p+1])<<8 | uint32(b[p+2])<<16
+			p += 3
+		}
+		if r.Min > r.Max {
+			t.Fatalf("record %d inverted: %v", i, r)
+		}
+		if n := len(rs); n > 0 && r.Min <= rs[n-1].Max+1 {
+			t.Fatalf("record %d %v does not start above %v+1: % x", i, r, rs[n-1], b)
+		}
+		rs = append(rs, r)
+	}
+	if p != len(b) {
+		t.Fatalf("%d trailing bytes", len(b)-p)
+	}
+	return rs
+}
+
+// TestAckQueueWrapBytes checks the encoded ACK and NAK at the 24-bit wrap
+// byte for byte: the run from 0 goes first, then the run up to 0xffffff.
+func TestAckQueueWrapBytes(t *testing.T) {
+	q := ackQueue{next: 0xfffff0}
+	// Received 0xfffff0..0xfffff9, 0xfffffc..0xffffff, 0..3, 6; missing
+	// 0xfffffa..0xfffffb and 4..5.
+	for n := uint32(0xfffff0); n != 7; n = seqAdd(n, 1) {
+		if n == 0xfffffa || n == 0xfffffb || n == 4 || n == 5 {
+			continue
+		}
+		recordAll(t, &q, n)
+	}
+	ack := q.appendACK(nil, 1464)
+	want := []byte{
+		0xc0, 0x00, 0x04,
+		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, // [0, 3]
+		0x01, 0x06, 0x00, 0x00, // 6
+		0x00, 0xf0, 0xff, 0xff, 0xf9, 0xff, 0xff, // [0xfffff0, 0xfffff9]
+		0x00, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, // [0xfffffc, 0xffffff]
+	}
+	if !cmp.Equal(ack, want) {
+		t.Errorf("ACK\n got % x\nwant % x", ack, want)
+	}
+	checkAscendingRecords(t, ack)
+	nak := q.appendNAK(nil, 1464)
+	want = []byte{
+		0xa0, 0x00, 0x02,
+		0x00, 0x04, 0x00, 0x00, 0x05, 0x00, 0x00, // [4, 5]
+		0x00, 0xfa, 0xff, 0xff, 0xfb, 0xff, 0xff, // [0xfffffa, 0xfffffb]
+	}
+	if !cmp.Equal(nak, want) {
+		t.Errorf("NAK\n got % x\nwant % x", nak, want)
+	}
+	checkAscendingRecords(t, nak)
+
+	// A datagram that fits only part of the list carries the oldest
+	// ranges, still ascending; the rest follow in the next.
+	q = ackQueue{next: seqSpace - 10}
+	for n := uint32(seqSpace - 10); n != 10; n = seqAdd(n, 2) {
+		recordAll(t, &q, n)
+	}
+	var got []Range
+	for q.pendingACK() > 0 {
+		got = append(got, checkAscendingRecords(t, q.appendACK(nil, 1+2+4*3))...)
+	}
+	want2 := []Range{{0xfffff6, 0xfffff6}, {0xfffff8, 0xfffff8}, {0xfffffa, 0xfffffa}, {0, 0}, {0xfffffc, 0xfffffc}, {0xfffffe, 0xfffffe}, {2, 2}, {4, 4}, {6, 6}, {8, 8}}
+	if !cmp.Equal(got, want2) {
+		t.Errorf("ACKs in 3-record datagrams %v, want %v", got, want2)
+	}
+}
+
+func TestMergeAscending(t *testing.T) {
+	for _, c := range []struct{ x, y, want []Range }{
+		{nil, nil, nil},
+		{[]Range{{1, 2}}, nil, []Range{{1, 2}}},
+		{[]Range{{1, 2}, {8, 9}}, []Range{{3, 3}, {5, 6}}, []Range{{1, 3}, {5, 6}, {8, 9}}},
+		{[]Range{{0, 4}}, []Range{{2, 3}}, []Range{{0, 4}}},
+		{[]Range{{0, 1}, {0xfffffe, 0xffffff}}, []Range{{2, 5}, {0xfffff0, 0xfffffd}}, []Range{{0, 5}, {0xfffff0, 0xffffff}}},
+	} {
+		got := mergeAscending(nil, c.x, c.y)
+		if !cmp.Equal(got, c.want, cmpopts.EquateEmpty()) {
+			t.Errorf("mergeAscending(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
 	}
 }
 

@@ -71,9 +71,11 @@ func (p *netPair) pump() {
 				if err := ParseAck(p.buf, &a); err != nil {
 					p.tb.Fatalf("engine %d sent a malformed ACK: %v", side, err)
 				}
+				// Ascending and merged: each range starts more than one
+				// above the previous one's end.
 				for i := 1; i < len(a.Ranges); i++ {
-					if a.Ranges[i].Min <= a.Ranges[i-1].Max {
-						p.tb.Fatalf("engine %d sent ACK ranges out of order: %v", side, a.Ranges)
+					if a.Ranges[i].Min <= a.Ranges[i-1].Max+1 {
+						p.tb.Fatalf("engine %d sent ACK ranges out of order or unmerged: %v", side, a.Ranges)
 					}
 				}
 			}

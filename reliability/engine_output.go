@@ -1,10 +1,6 @@
 package reliability
 
-import (
-	"cmp"
-	"slices"
-	"time"
-)
+import "time"
 
 // AppendDatagram appends the next datagram to send to dst and returns it
 // with true, or returns dst unchanged and false when nothing is due now.
@@ -26,16 +22,15 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	}
 	t := &e.rx.pipe.acks
 	if due := e.rx.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
-		b := e.appendRepeatedACK(dst, t.appendACK(dst, e.maxDgram), now)
+		b := e.appendACK(dst, now)
 		e.countOut(len(b) - len(dst))
 		e.stats.ACKsSent++
 		return b, true
 	}
 	if rx := &e.rx; !rx.ackRedo.IsZero() && !now.Before(rx.ackRedo) {
 		// No fresh ACK carried the last one's ranges again: repeat them
-		// on their own, once.
+		// on their own, once. They are ascending and merged already.
 		rx.ackRedo = time.Time{}
-		rx.ackPrev = mergeRanges(rx.ackPrev)
 		a := Ack{Ranges: rx.ackPrev[:AckFit(false, false, rx.ackPrev, e.maxDgram)]}
 		rx.ackPrev = rx.ackPrev[:0]
 		b := a.Append(dst)
@@ -44,7 +39,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		return b, true
 	}
 	if due := e.rx.nakDue(e.nakDelay()); !due.IsZero() && !now.Before(due) {
-		b := e.ascending(dst, t.appendNAK(dst, e.maxDgram))
+		b := t.appendNAK(dst, e.maxDgram)
 		e.countOut(len(b) - len(dst))
 		e.stats.NAKsSent++
 		return b, true
@@ -52,62 +47,56 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	return e.appendData(dst, now)
 }
 
-// appendRepeatedACK rewrites the ACK just appended at dst (b) in ascending
-// numeric order, adding the ranges of the previous ACK as room allows, so
-// that every datagram number is acknowledged twice: one lost ACK then no longer makes the peer time out
-// and resend datagrams that arrived. If no fresh ACK follows within
-// ackRepeatDelay, the ranges are repeated on their own. The original
-// library acknowledges once; a peer ignores acknowledgements of numbers it
-// no longer tracks, and the ranges are mostly contiguous, so the repeat
-// costs a few bytes. Under heavy loss it matters: when the peer is backing
-// off and sends one datagram per timeout, each exchange otherwise hangs on
-// a single ACK.
-func (e *Engine) appendRepeatedACK(dst, b []byte, now time.Time) []byte {
+// appendACK appends an ACK carrying the pending ranges that fit, merged
+// with the ranges of the previous ACK as room allows, so that every
+// datagram number is acknowledged twice: one lost ACK then no longer
+// makes the peer time out and resend datagrams that arrived. If no fresh
+// ACK follows within ackRepeatDelay, the ranges are repeated on their own.
+// The original library acknowledges once; a peer ignores acknowledgements
+// of numbers it no longer tracks, and the ranges are mostly contiguous, so
+// the repeat costs a few bytes. Under heavy loss it matters: when the peer
+// is backing off and sends one datagram per timeout, each exchange
+// otherwise hangs on a single ACK.
+//
+// Both lists come out of the ackQueue ascending and merged, so one linear
+// merge keeps the result so.
+func (e *Engine) appendACK(dst []byte, now time.Time) []byte {
 	rx := &e.rx
-	if err := ParseAck(b[len(dst):], &rx.ackNow); err != nil {
-		return b // cannot happen: we just wrote it
+	rx.ackFresh = rx.pipe.acks.takeACK(rx.ackFresh[:0], e.maxDgram)
+	ranges := mergeAscending(rx.ackMerged[:0], rx.ackFresh, rx.ackPrev)
+	rx.ackMerged = ranges
+	if AckFit(false, false, ranges, e.maxDgram) < len(ranges) {
+		// No room for the repeat: the fresh ranges alone (they fit).
+		ranges = rx.ackFresh
 	}
-	fresh := rx.ackNow.Ranges
-	rx.ackMerged = mergeRanges(append(append(rx.ackMerged[:0], fresh...), rx.ackPrev...))
-	if AckFit(false, false, rx.ackMerged, e.maxDgram) < len(rx.ackMerged) {
-		// No room for the repeat: the fresh ranges alone, in order (they
-		// fitted as they were, and merging never makes a list longer).
-		rx.ackMerged = mergeRanges(append(rx.ackMerged[:0], fresh...))
-	}
-	a := Ack{Ranges: rx.ackMerged}
-	b = a.Append(dst)
-	rx.ackPrev = append(rx.ackPrev[:0], fresh...)
+	a := Ack{Ranges: ranges}
+	b := a.Append(dst)
+	rx.ackPrev = append(rx.ackPrev[:0], rx.ackFresh...)
 	rx.ackRedo = now.Add(ackRepeatDelay)
 	return b
 }
 
-// ascending rewrites the ACK or NAK just appended at dst (b) with its
-// ranges in ascending numeric order: the ackQueue keeps serial order, which
-// differs across the 24-bit wrap.
-func (e *Engine) ascending(dst, b []byte) []byte {
-	a := &e.rx.ackNow
-	if err := ParseAck(b[len(dst):], a); err != nil {
-		return b // cannot happen: we just wrote it
-	}
-	a.Ranges = mergeRanges(a.Ranges)
-	return a.Append(dst)
-}
-
-// mergeRanges sorts rs numerically and merges overlapping and adjacent
-// ranges, in place. Patched RakNet builds (the fix for RakNet issue #102)
-// refuse a range list unless each range starts above the previous one's
-// end, so an ACK must be strictly ascending.
-func mergeRanges(rs []Range) []Range {
-	slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(a.Min, b.Min) })
-	out := rs[:0]
-	for _, r := range rs {
-		if n := len(out); n > 0 && r.Min <= out[n-1].Max+1 {
-			out[n-1].Max = max(out[n-1].Max, r.Max)
+// mergeAscending appends to dst the union of x and y, two range lists in
+// ascending numeric order, itself ascending with overlapping and adjacent
+// ranges merged: each range starts more than one above the previous
+// range's end, as patched RakNet builds (the fix for RakNet issue #102)
+// require of a range list.
+func mergeAscending(dst, x, y []Range) []Range {
+	start := len(dst)
+	for len(x) > 0 || len(y) > 0 {
+		var r Range
+		if len(y) == 0 || (len(x) > 0 && x[0].Min <= y[0].Min) {
+			r, x = x[0], x[1:]
+		} else {
+			r, y = y[0], y[1:]
+		}
+		if n := len(dst); n > start && r.Min <= dst[n-1].Max+1 {
+			dst[n-1].Max = max(dst[n-1].Max, r.Max)
 			continue
 		}
-		out = append(out, r)
+		dst = append(dst, r)
 	}
-	return out
+	return dst
 }
 
 // nakDelay is how long a gap in the received datagram numbers waits before

@@ -93,7 +93,7 @@ type rxState struct {
 	pipe      recvPipeline
 	ackSince  time.Time     // when the oldest pending ACK range was queued
 	nakSince  time.Time     // when the NAK list last became non-empty
-	ackNow    Ack           // scratch: the ACK being sent
+	ackFresh  []Range       // scratch: the pending ranges the next ACK carries
 	ackPrev   []Range       // ranges of the previous ACK, to be repeated once
 	ackMerged []Range       // scratch: fresh and repeated ranges, merged
 	ackRedo   time.Time     // when to repeat ackPrev on its own; zero: no need
