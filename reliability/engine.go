@@ -128,6 +128,7 @@ func New(cfg Config) (*Engine, error) {
 			maxBytes:    cfg.MaxReassemblyBytes,
 		},
 		order: orderLimits{maxHeldBytes: cfg.MaxReceiveBytes},
+		pool:  &e.pool,
 	})
 	return e, nil
 }

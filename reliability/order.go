@@ -24,14 +24,17 @@ package reliability
 // maxHeldBytes bytes wait over all channels; check reports when a message
 // would not fit so that the caller can refuse it before accepting it.
 //
-// Payloads: receive copies a payload it must hold unless the caller says
-// it owns it (a reassembled message), so frames read straight from a
-// datagram can be passed in. Delivered messages say whether their payload
-// is such an owned buffer or the caller's own slice.
+// Payloads: receive copies a payload it must hold, into a buffer from the
+// pool, unless the caller says it owns it (a reassembled message), so
+// frames read straight from a datagram can be passed in. Delivered
+// messages say whether their payload is such an owned buffer or the
+// caller's own slice. An owned payload dropped from the hold goes back to
+// the pool.
 //
 // The zero value is ready, with default limits.
 type orderingChannels struct {
 	limits    orderLimits
+	pool      *payloadPool // copies of held payloads come from it; nil: allocate
 	ch        [NumOrderingChannels]orderingState
 	heldMsgs  int
 	heldBytes int
@@ -201,7 +204,7 @@ func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, 
 	c := &o.ch[ch]
 	if v == orderHeld {
 		if !owned {
-			payload = append([]byte(nil), payload...)
+			payload = o.pool.clone(payload)
 		}
 		o.heldBytes += len(payload)
 		o.heldMsgs++
@@ -234,12 +237,15 @@ func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, 
 		case d < 0:
 			// A second ordered message with an index already delivered:
 			// a hostile duplicate that reached the hold. Dropped.
+			o.pool.put(m.payload)
 		case m.ordered:
 			out = append(out, recvMessage{Reliability: m.reliability, Channel: ch, Payload: m.payload, Owned: true})
 			c.advance()
 		case !seqLess(m.sequencing, c.seqNext):
 			out = append(out, recvMessage{Reliability: m.reliability, Channel: ch, Payload: m.payload, Owned: true})
 			c.seqNext = seqAdd(m.sequencing, 1)
+		default:
+			o.pool.put(m.payload) // a sequenced message overtaken while held
 		}
 	}
 	return out, orderDelivered

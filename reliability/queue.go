@@ -41,9 +41,25 @@ func (r *fifo[T]) pop() T {
 	return v
 }
 
-// payloadPool recycles payload buffers in power-of-two size classes so
-// that steady-state sending and receiving do not allocate. It retains at
-// most poolMaxBytes in total and poolMaxPerClass buffers of each class.
+// payloadPool recycles payload buffers so that steady-state sending and
+// receiving do not allocate: the send queue's copies, reassembled split
+// messages, payloads held for ordering and delivered messages all come
+// from it, and go back when the engine is done with them (a delivered
+// payload when the application reads the next message). It retains at
+// most poolMaxBytes of capacity in total and poolMaxPerClass buffers of
+// each size class; past that, a returned buffer is left to the garbage
+// collector.
+//
+// A free buffer sits in the class of the largest power of two not above
+// its capacity. get(n) takes a buffer from the class of the smallest power
+// of two not below n, whose every buffer fits, or else the last buffer of
+// the class below if it happens to fit (a stream of equal-sized messages
+// recycles its buffers exactly). New buffers up to poolRoundUp bytes are
+// allocated with their class's full capacity, so messages of varying small
+// sizes share buffers; larger ones are allocated to size, so a big buffer
+// never wastes up to half its memory.
+//
+// The nil pool is valid: get allocates and put discards.
 type payloadPool struct {
 	free     [poolClasses][][]byte
 	retained int
@@ -51,39 +67,71 @@ type payloadPool struct {
 
 const (
 	poolMinClass    = 6  // 64 B
-	poolClasses     = 21 // up to 64 MiB
+	poolClasses     = 19 // up to 16 MiB
 	poolMaxBytes    = 16 << 20
 	poolMaxPerClass = 8192
+	poolRoundUp     = 64 << 10
 )
 
-func poolClass(n int) int {
+// poolClassUp is the class whose buffers all hold at least n bytes.
+func poolClassUp(n int) int {
 	if n <= 1<<poolMinClass {
 		return 0
 	}
 	return bits.Len(uint(n-1)) - poolMinClass
 }
 
-// get returns a buffer of length n.
+// poolClassDown is the class a buffer of capacity c is kept in; -1 for a
+// buffer too small to keep.
+func poolClassDown(c int) int {
+	if c < 1<<poolMinClass {
+		return -1
+	}
+	return bits.Len(uint(c)) - 1 - poolMinClass
+}
+
+// get returns a buffer of length n (capacity at least n).
 func (p *payloadPool) get(n int) []byte {
-	c := poolClass(n)
-	if c >= poolClasses {
+	c := poolClassUp(n)
+	if p == nil || c >= poolClasses {
 		return make([]byte, n)
 	}
 	if l := len(p.free[c]); l > 0 {
-		b := p.free[c][l-1]
-		p.free[c][l-1] = nil
-		p.free[c] = p.free[c][:l-1]
-		p.retained -= cap(b)
-		return b[:n]
+		return p.take(c, l-1)[:n]
 	}
-	return make([]byte, n, 1<<(c+poolMinClass))
+	if d := c - 1; d >= 0 {
+		if l := len(p.free[d]); l > 0 && cap(p.free[d][l-1]) >= n {
+			return p.take(d, l-1)[:n]
+		}
+	}
+	if n <= poolRoundUp {
+		return make([]byte, n, 1<<(c+poolMinClass))
+	}
+	return make([]byte, n)
 }
 
-// put returns b to the pool; b must not be used afterwards.
+func (p *payloadPool) take(c, i int) []byte {
+	b := p.free[c][i]
+	p.free[c][i] = nil
+	p.free[c] = p.free[c][:i]
+	p.retained -= cap(b)
+	return b
+}
+
+// clone returns a copy of b in a buffer from the pool.
+func (p *payloadPool) clone(b []byte) []byte {
+	c := p.get(len(b))
+	copy(c, b)
+	return c
+}
+
+// put returns b to the pool; b must not be used afterwards, and must not
+// be referenced anywhere else (a buffer put twice would be handed out
+// twice).
 func (p *payloadPool) put(b []byte) {
-	c := poolClass(cap(b))
-	if c >= poolClasses || cap(b) != 1<<(c+poolMinClass) {
-		return // not one of ours
+	c := poolClassDown(cap(b))
+	if p == nil || c < 0 || c >= poolClasses {
+		return
 	}
 	if len(p.free[c]) >= poolMaxPerClass || p.retained+cap(b) > poolMaxBytes {
 		return

@@ -34,6 +34,9 @@ type recvConfig struct {
 	reliableWindow int // span of reliable indexes accepted; default 32768
 	split          splitLimits
 	order          orderLimits
+	// pool supplies the buffers of reassembled and held messages; owned
+	// payloads the pipeline drops go back to it. Nil: allocate.
+	pool *payloadPool
 }
 
 // recvDrops counts received input that was dropped or refused, by reason.
@@ -64,11 +67,14 @@ type recvDrops struct {
 }
 
 func newRecvPipeline(cfg recvConfig) recvPipeline {
-	return recvPipeline{
+	p := recvPipeline{
 		rel:   newReliableWindow(cfg.reliableWindow),
 		split: newSplitAssembler(cfg.split),
 		order: newOrderingChannels(cfg.order),
 	}
+	p.split.pool = cfg.pool
+	p.order.pool = cfg.pool
+	return p
 }
 
 // receiveDatagram processes one data datagram and appends the messages it
@@ -206,12 +212,16 @@ func (p *recvPipeline) receiveFrame(out []recvMessage, f *Frame) ([]recvMessage,
 	}
 	out, v := p.order.receive(out, f, payload, owned)
 	switch v {
+	case orderDelivered, orderHeld:
 	case orderStale:
 		p.drops.StaleSequenced++
 	case orderDuplicate:
 		p.drops.DuplicateOrdered++
 	case orderTooFarAhead:
 		p.drops.OrderingTooFarAhead++
+	}
+	if owned && v != orderDelivered && v != orderHeld {
+		p.split.pool.put(payload) // a reassembled message dropped
 	}
 	p.markReliable(f)
 	return out, true

@@ -11,7 +11,10 @@ package reliability
 // Parts are copied (the frames alias a datagram) into one buffer per
 // message, in arrival order; when they arrive in index order, as they
 // usually do, that buffer is the finished message and is handed over
-// without a further copy. Splits of the original library's shape (equal
+// without a further copy. Buffers come from the engine's payload pool, so
+// that reassembly in steady state does not allocate; a buffer the pool
+// hands out larger than the budget allows is given back and one of the
+// exact size allocated instead. Splits of the original library's shape (equal
 // parts, the last one shorter) get the whole buffer on the first part.
 //
 // add never keeps a part it refuses, so a refused reliable part can be left
@@ -22,6 +25,7 @@ package reliability
 // DefaultMaxSplitMessages, DefaultMaxReassemblyBytes).
 type splitAssembler struct {
 	limits  splitLimits
+	pool    *payloadPool // where buffers come from and go back to; nil: allocate
 	msgs    map[uint16]*splitMessage
 	free    []*splitMessage
 	held    int    // bytes charged against limits.maxBytes
@@ -180,10 +184,11 @@ func (a *splitAssembler) add(f *Frame) (msg []byte, v splitVerdict) {
 		if a.held-cap(m.buf)+newCap > a.limits.maxBytes {
 			return nil, splitOverBudget
 		}
-		nb := make([]byte, len(m.buf), newCap)
+		nb := a.alloc(newCap, a.limits.maxBytes-a.held+cap(m.buf))[:len(m.buf)]
 		copy(nb, m.buf)
-		a.held += newCap - cap(m.buf)
-		m.charged += newCap - cap(m.buf)
+		a.held += cap(nb) - cap(m.buf)
+		m.charged += cap(nb) - cap(m.buf)
+		a.pool.put(m.buf)
 		m.buf = nb
 	}
 	m.keep(f)
@@ -201,7 +206,7 @@ func (a *splitAssembler) start(f *Frame) ([]byte, splitVerdict) {
 	count := int(f.SplitCount)
 	if f.SplitCount == 1 {
 		// A one-part split is a whole message already.
-		return append([]byte(nil), f.Payload...), splitComplete
+		return a.pool.clone(f.Payload), splitComplete
 	}
 	if len(a.msgs) >= a.limits.maxMessages && !a.evictUnreliable() {
 		return nil, splitTooManyMessages
@@ -234,12 +239,23 @@ func (a *splitAssembler) start(f *Frame) ([]byte, splitVerdict) {
 	m.got, m.size, m.inOrder = 0, 0, true
 	a.started++
 	m.serial = a.started
-	m.buf = make([]byte, 0, bufCap)
-	m.charged = table + bufCap
+	m.buf = a.alloc(bufCap, room)[:0]
+	m.charged = table + cap(m.buf)
 	a.held += m.charged
 	a.msgs[f.SplitID] = m
 	m.keep(f)
 	return nil, splitPending
+}
+
+// alloc returns a buffer of length n from the pool, with a capacity of at
+// most limit (n <= limit): the capacity is what the byte limit is charged.
+func (a *splitAssembler) alloc(n, limit int) []byte {
+	b := a.pool.get(n)
+	if cap(b) > limit {
+		a.pool.put(b)
+		b = make([]byte, n)
+	}
+	return b
 }
 
 // evictUnreliable gives up the oldest incomplete unreliable message, whose
@@ -274,8 +290,10 @@ func (m *splitMessage) keep(f *Frame) {
 // finish hands out the completed message and recycles its bookkeeping.
 func (a *splitAssembler) finish(id uint16, m *splitMessage) []byte {
 	msg := m.buf
-	if !m.inOrder {
-		msg = make([]byte, 0, m.size)
+	if m.inOrder {
+		m.buf = nil // handed over: release must not recycle it
+	} else {
+		msg = a.pool.get(m.size)[:0]
 		for _, p := range m.parts {
 			msg = append(msg, m.buf[p.off:p.off+p.n]...)
 		}
@@ -284,10 +302,11 @@ func (a *splitAssembler) finish(id uint16, m *splitMessage) []byte {
 	return msg
 }
 
-// release forgets message id and recycles its bookkeeping.
+// release forgets message id and recycles its bookkeeping and buffer.
 func (a *splitAssembler) release(id uint16, m *splitMessage) {
 	a.held -= m.charged
 	delete(a.msgs, id)
+	a.pool.put(m.buf)
 	m.buf = nil
 	if cap(m.parts) <= splitRecycleParts && len(a.free) < splitRecycleMessages {
 		clear(m.parts)
