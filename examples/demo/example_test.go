@@ -1,22 +1,19 @@
 package main
 
-import (
-	"context"
-	"fmt"
-	"io"
-)
+import "fmt"
 
-// Example runs the demo and reports whether pings got answered through the
-// impaired path.
+// Example shows part 2's message plan: sizes that fit one datagram, and
+// every tenth and hundredth message large enough to be split.
 func Example() {
-	res, err := demo(context.Background(), io.Discard)
-	if err != nil {
-		fmt.Println(err)
-		return
+	for _, i := range []int{0, 1, 2, 3, 9, 99} {
+		m := message(i)
+		fmt.Printf("message %d: %d bytes, starting % x\n", i, len(m), m[:5])
 	}
-	fmt.Println("pings sent through the relay:", res.relay.Up.Sent)
-	fmt.Println("some answered, some lost:", res.uniquePongs > 0 && res.uniquePongs < pings)
 	// Output:
-	// pings sent through the relay: 200
-	// some answered, some lost: true
+	// message 0: 5 bytes, starting 86 00 00 00 00
+	// message 1: 100 bytes, starting 86 01 00 00 00
+	// message 2: 576 bytes, starting 86 02 00 00 00
+	// message 3: 1400 bytes, starting 86 03 00 00 00
+	// message 9: 5000 bytes, starting 86 09 00 00 00
+	// message 99: 70000 bytes, starting 86 63 00 00 00
 }

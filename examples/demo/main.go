@@ -2,186 +2,179 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/netrak/netrak/transport"
 	"github.com/netrak/netrak/transport/relay"
 )
 
-// The scenario: 200 pings, one every 10ms, through a path with this
-// impairment in each direction.
-const (
-	pings    = 200
-	interval = 10 * time.Millisecond
-)
-
-var impairment = transport.Impairment{
-	Latency:   40 * time.Millisecond,
-	Jitter:    10 * time.Millisecond,
-	Loss:      0.10,
-	Duplicate: 0.02,
-	Reorder:   0.02,
-}
-
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintf(os.Stdout, "demo: FAILED: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// result is what the demo observed, for the test to check.
-type result struct {
-	serverReceived int // pings the server read, duplicates included
-	clientReceived int // pongs the client read, duplicates included
-	uniquePongs    int
-	relay          relay.Stats
+// errUsage is returned by run for bad flags, after the flag package has
+// printed what was wrong.
+var errUsage = errors.New("bad usage")
+
+// config is what the flags set.
+type config struct {
+	seed uint64
+
+	// Part 1: netcode.
+	clients  int
+	duration time.Duration
+	rate     int // payloads per second per client
+	size     int // payload bytes
+	link1    transport.Impairment
+
+	// Part 2: RakNet.
+	messages int
+	link2    transport.Impairment
+
+	timeout time.Duration // per part
 }
 
-func run(ctx context.Context, out io.Writer) error {
-	_, err := demo(ctx, out)
-	return err
-}
-
-func demo(ctx context.Context, out io.Writer) (result, error) {
-	var res result
-	server, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
-	if err != nil {
-		return res, err
+func parseFlags(args []string, out io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintln(out, "usage: go run ./examples/demo [flags]")
+		fmt.Fprintln(out, "")
+		fmt.Fprintln(out, "Runs netcode and RakNet over loopback UDP through in-process impairment relays")
+		fmt.Fprintln(out, "and checks that every byte arrives as it should. Exits 0 on success, 1 on failure.")
+		fmt.Fprintln(out, "")
+		fs.PrintDefaults()
 	}
-	defer server.Close()
-	client, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
-	if err != nil {
-		return res, err
-	}
-	defer client.Close()
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the relays' impairment decisions")
 
-	r, err := relay.New(relay.Config{
-		Listen: "127.0.0.1:0",
-		Target: server.LocalAddr(),
-		Up:     impairment,
-		Down:   impairment,
-		Seed:   2026,
-	})
-	if err != nil {
-		return res, err
-	}
-	relayCtx, stopRelay := context.WithCancel(ctx)
-	defer stopRelay()
-	relayDone := make(chan error, 1)
-	go func() { relayDone <- r.Run(relayCtx) }()
+	fs.IntVar(&c.clients, "clients", 4, "part 1: netcode clients")
+	fs.DurationVar(&c.duration, "duration", 2*time.Second, "part 1: how long each client sends payloads")
+	fs.IntVar(&c.rate, "rate", 60, "part 1: payloads per second per client")
+	fs.IntVar(&c.size, "size", 100, "part 1: payload size in bytes (16..1200)")
+	fs.Float64Var(&c.link1.Loss, "loss", 0.05, "part 1: loss probability each way")
+	fs.DurationVar(&c.link1.Latency, "latency", 20*time.Millisecond, "part 1: one-way latency")
+	fs.DurationVar(&c.link1.Jitter, "jitter", 5*time.Millisecond, "part 1: latency varies within ± this")
+	fs.Float64Var(&c.link1.Duplicate, "dup", 0.01, "part 1: duplication probability each way")
 
-	fmt.Fprintf(out, "netrak demo: a client and a server exchange UDP datagrams through the impairment relay\n")
-	fmt.Fprintf(out, "  client %v -> relay %v -> server %v\n", client.LocalAddr(), r.Addr(), server.LocalAddr())
-	fmt.Fprintf(out, "  each direction: latency %v ± %v, loss %.0f%%, duplication %.0f%%, reordering %.0f%%\n\n",
-		impairment.Latency, impairment.Jitter, impairment.Loss*100, impairment.Duplicate*100, impairment.Reorder*100)
+	fs.IntVar(&c.messages, "messages", 300, "part 2: RakNet messages sent and echoed")
+	fs.Float64Var(&c.link2.Loss, "rak-loss", 0.10, "part 2: loss probability each way")
+	fs.DurationVar(&c.link2.Latency, "rak-latency", 30*time.Millisecond, "part 2: one-way latency")
+	fs.DurationVar(&c.link2.Jitter, "rak-jitter", 10*time.Millisecond, "part 2: latency varies within ± this")
+	fs.Float64Var(&c.link2.Duplicate, "rak-dup", 0.02, "part 2: duplication probability each way")
+	fs.Float64Var(&c.link2.Reorder, "rak-reorder", 0.02, "part 2: probability that a datagram is held back so later ones overtake it")
 
-	// The server answers every ping with a pong carrying the same payload.
-	serverDone := make(chan int, 1)
-	go func() {
-		buf := make([]byte, 1500)
-		n := 0
-		for {
-			m, from, err := server.ReadFrom(buf)
-			if err != nil {
-				serverDone <- n
-				return
-			}
-			n++
-			server.WriteTo(buf[:m], from)
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on a part after this long")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
 		}
-	}()
+		return c, errUsage
+	}
+	bad := func(format string, a ...any) (config, error) {
+		fmt.Fprintf(out, "demo: "+format+"\n", a...)
+		fs.Usage()
+		return c, errUsage
+	}
+	switch {
+	case fs.NArg() != 0:
+		return bad("unexpected arguments %q", fs.Args())
+	case c.clients < 1 || c.clients > 64:
+		return bad("-clients must be in 1..64")
+	case c.duration <= 0 || c.rate < 1 || c.rate > 1000:
+		return bad("-duration must be positive and -rate in 1..1000")
+	case c.size < payloadHeader || c.size > 1200:
+		return bad("-size must be in %d..1200", payloadHeader)
+	case c.messages < 1:
+		return bad("-messages must be positive")
+	case c.timeout <= 0:
+		return bad("-timeout must be positive")
+	}
+	if err := errors.Join(c.link1.Validate(), c.link2.Validate()); err != nil {
+		return bad("%v", err)
+	}
+	return c, nil
+}
 
-	// The client reads pongs and measures round trips from the send time in
-	// each payload.
-	type clientStats struct {
-		received, unique int
-		minRTT, maxRTT   time.Duration
-		sumRTT           time.Duration
+// run runs both parts of the demo, writing the report to out. It returns
+// nil only if everything checked out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg, err := parseFlags(args, out)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
-	clientDone := make(chan clientStats, 1)
-	go func() {
-		var s clientStats
-		seen := make(map[uint32]bool)
-		buf := make([]byte, 1500)
-		for {
-			m, _, err := client.ReadFrom(buf)
-			if err != nil {
-				clientDone <- s
-				return
-			}
-			if m < 12 {
-				continue
-			}
-			s.received++
-			seq := binary.BigEndian.Uint32(buf)
-			if seen[seq] {
-				continue
-			}
-			seen[seq] = true
-			s.unique++
-			rtt := time.Since(start) - time.Duration(binary.BigEndian.Uint64(buf[4:]))
-			if s.unique == 1 || rtt < s.minRTT {
-				s.minRTT = rtt
-			}
-			s.maxRTT = max(s.maxRTT, rtt)
-			s.sumRTT += rtt
-		}
-	}()
+	fmt.Fprintln(out, "netrak demo: the protocol stack over loopback UDP, through impairment relays")
+	fmt.Fprintln(out)
+	if err := netcodePart(ctx, cfg, out); err != nil {
+		return fmt.Errorf("part 1 (netcode): %w", err)
+	}
+	fmt.Fprintln(out)
+	if err := raknetPart(ctx, cfg, out); err != nil {
+		return fmt.Errorf("part 2 (RakNet): %w", err)
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "demo: ok (%v)\n", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
 
-	// Pings go out on a fixed schedule; a ping that is late because the
-	// machine is busy goes out at once, so the run stays near two seconds.
-	pace := time.NewTimer(0)
-	defer pace.Stop()
-	payload := make([]byte, 64)
-	sent := 0
-	for ; sent < pings; sent++ {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-pace.C:
-		}
-		binary.BigEndian.PutUint32(payload, uint32(sent))
-		binary.BigEndian.PutUint64(payload[4:], uint64(time.Since(start)))
-		if err := client.WriteTo(payload, r.Addr()); err != nil {
-			return res, err
-		}
-		pace.Reset(time.Until(start.Add(time.Duration(sent+1) * interval)))
+// startRelay starts an impairment relay on loopback in front of target,
+// applying link in both directions. stop ends it and returns its final
+// counters.
+func startRelay(ctx context.Context, target netip.AddrPort, link transport.Impairment, seed uint64) (r *relay.Relay, stop func() (relay.Stats, error), err error) {
+	r, err = relay.New(relay.Config{Listen: "127.0.0.1:0", Target: target, Up: link, Down: link, Seed: seed})
+	if err != nil {
+		return nil, nil, err
 	}
-	// Give the last pongs time to cross the delayed path back.
-	client.SetReadDeadline(time.Now().Add(4 * (impairment.Latency + impairment.Jitter)))
-	cs := <-clientDone
-	server.Close()
-	res.serverReceived = <-serverDone
-	stopRelay()
-	if err := <-relayDone; err != nil && !errors.Is(err, net.ErrClosed) {
-		return res, err
-	}
-	res.clientReceived, res.uniquePongs = cs.received, cs.unique
-	res.relay = r.Stats()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return r, func() (relay.Stats, error) {
+		cancel()
+		err := <-done
+		if errors.Is(err, net.ErrClosed) {
+			err = nil
+		}
+		return r.Stats(), err
+	}, nil
+}
 
-	fmt.Fprintf(out, "client sent %d pings over %v\n", sent, time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(out, "server received %d (duplicates included) and answered each\n", res.serverReceived)
-	fmt.Fprintf(out, "client received %d pongs, %d distinct: %.1f%% of pings answered\n",
-		cs.received, cs.unique, 100*float64(cs.unique)/float64(sent))
-	if cs.unique > 0 {
-		fmt.Fprintf(out, "round trip: min %v, mean %v, max %v\n",
-			cs.minRTT.Round(100*time.Microsecond), (cs.sumRTT / time.Duration(cs.unique)).Round(100*time.Microsecond),
-			cs.maxRTT.Round(100*time.Microsecond))
+// describeLink is a one-line description of an impairment.
+func describeLink(l transport.Impairment) string {
+	s := fmt.Sprintf("latency %v ± %v, loss %s, duplication %s", l.Latency, l.Jitter, percent(l.Loss), percent(l.Duplicate))
+	if l.Reorder > 0 {
+		s += ", reordering " + percent(l.Reorder)
 	}
-	fmt.Fprintf(out, "\nrelay counters:\n%v\n", res.relay)
-	if cs.unique == 0 {
-		return res, errors.New("no pong came back")
+	return s
+}
+
+func percent(p float64) string { return fmt.Sprintf("%.3g%%", 100*p) }
+
+// printRelay prints a relay's counters, one line per direction.
+func printRelay(out io.Writer, s relay.Stats) {
+	dir := func(name string, d transport.ImpairmentStats) {
+		fmt.Fprintf(out, "  relay %s: %d datagrams in, %d delivered; dropped %d (loss), duplicated %d, reordered %d\n",
+			name, d.Sent, d.Delivered, d.DroppedLoss, d.Duplicated, d.Reordered)
 	}
-	return res, nil
+	dir("client->server", s.Up)
+	dir("server->client", s.Down)
 }
