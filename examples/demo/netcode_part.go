@@ -33,6 +33,9 @@ func payload(b []byte, id uint64, seq uint32) []byte {
 	return b
 }
 
+// clientID is the id the backend gives client i.
+func clientID(i int) uint64 { return uint64(1001 + i) }
+
 // clientResult is what one netcode client saw.
 type clientResult struct {
 	id                uint64
@@ -107,12 +110,11 @@ func netcodePart(ctx context.Context, cfg config, out io.Writer) error {
 		}
 	}()
 
-	results := make([]clientResult, cfg.clients)
-	var wg sync.WaitGroup
-	for i := range results {
-		id := uint64(1001 + i)
-		token, err := netcode.GenerateConnectToken(&netcode.TokenParams{
-			ClientID:          id,
+	// The backend mints one token per client.
+	tokens := make([][]byte, cfg.clients)
+	for i := range tokens {
+		tokens[i], err = netcode.GenerateConnectToken(&netcode.TokenParams{
+			ClientID:          clientID(i),
 			PublicAddresses:   []netip.AddrPort{public},
 			InternalAddresses: []netip.AddrPort{internal},
 			ProtocolID:        protocolID,
@@ -121,7 +123,11 @@ func netcodePart(ctx context.Context, cfg config, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		wg.Go(func() { results[i] = runClient(ctx, cfg, id, token) })
+	}
+	results := make([]clientResult, cfg.clients)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() { results[i] = runClient(ctx, cfg, clientID(i), tokens[i]) })
 	}
 	wg.Wait()
 

@@ -94,6 +94,8 @@ func raknetPart(ctx context.Context, cfg config, out io.Writer) error {
 			return
 		}
 		defer c.Close()
+		// A context that ends interrupts the read below.
+		defer context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Unix(1, 0)) })()
 		for {
 			m, err := c.ReadMessage()
 			if err != nil {
