@@ -41,6 +41,10 @@ func newCongestionController(mss int) congestionController {
 	}
 }
 
+// inSlowStart reports whether the window still grows by every
+// acknowledged byte.
+func (c *congestionController) inSlowStart() bool { return c.cwnd < c.ssthresh }
+
 // canSend reports whether a datagram of size bytes fits the window. An
 // empty pipe always admits one datagram, so progress never stops.
 func (c *congestionController) canSend(inFlight, size int) bool {

@@ -47,6 +47,7 @@ type Engine struct {
 	backoff      uint
 	progressAt   time.Time // last acknowledgement progress, or start of the outstanding period
 	paceAt       time.Time // earliest time the pacer lets the next data datagram go
+	backlogged   bool      // the last data datagram left data waiting to be sent
 	events       fifo[Event]
 	ackScratch   Ack
 
@@ -323,6 +324,7 @@ func (e *Engine) Stats() Stats {
 	s.Drops.StaleSequenced += d.StaleSequenced
 	s.Drops.OrderingOverflow += d.ReliableTooFarAhead + d.OrderingTooFarAhead + d.OrderingHoldFull
 	s.Drops.SplitRejected += d.SplitInconsistent + d.SplitTooManyParts + d.SplitTooManyMsgs + d.SplitOverBudget
+	s.Drops.SplitEvicted += d.SplitEvicted
 	return s
 }
 

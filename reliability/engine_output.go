@@ -132,6 +132,9 @@ func (e *Engine) onTimers(now time.Time) {
 
 // appendData builds one data datagram from resends and queued messages.
 func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
+	if e.resend.len() == 0 && e.queuedMsgs == 0 {
+		e.backlogged = false
+	}
 	if !e.hasDataToSend() || e.sent.span() >= maxInFlightDatagrams || !e.cc.canSend(e.inFlight, e.maxDgram) {
 		return dst, false
 	}
@@ -148,7 +151,12 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 	}
 	start := len(dst)
 	d := e.sent.add(now)
-	h := DataHeader{ContinuousSend: e.inFlight > 0, Number: d.num}
+	// The header flags mean what the original library means by them:
+	// continuous send, the previous datagram left data waiting (so the
+	// gap before this one says nothing about the path's capacity); needs
+	// B and AS, the sender is in slow start. It sends 0x84 for the first
+	// datagram of a burst and 0x8c for the rest.
+	h := DataHeader{ContinuousSend: e.backlogged, NeedsBAndAS: e.cc.inSlowStart(), Number: d.num}
 	b := h.Append(dst)
 	limit := start + e.maxDgram
 
@@ -224,6 +232,7 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 		return dst, false
 	}
 	d.size = len(b) - start
+	e.backlogged = e.resend.len() > 0 || e.queuedMsgs > 0
 	e.inFlight += d.size
 	e.cc.spend(d.size)
 	e.countOut(d.size)

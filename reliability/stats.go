@@ -56,6 +56,7 @@ type Drops struct {
 	StaleSequenced      uint64 // a sequenced message older than one already delivered
 	OrderingOverflow    uint64 // a reliable or ordered message too far ahead of its window, or no room to hold it
 	SplitRejected       uint64 // a split part refused by the reassembly limits or inconsistent
+	SplitEvicted        uint64 // an incomplete unreliable split message given up to make room for another
 	ReceiveQueueFull    uint64 // a data datagram refused because MaxReceiveBytes was reached, or ACKs piled up
 	RefusedDatagram     uint64 // left unacknowledged: a reliable frame in it found no room (reassembly, ordering limits)
 	DeadInput           uint64 // input after the connection was declared dead or closed

@@ -1,0 +1,174 @@
+package reliability
+
+import (
+	"testing"
+	"time"
+)
+
+// drainData collects the data datagrams the engine hands out now, and
+// fails on any datagram longer than the engine's limit.
+func drainData(t *testing.T, e *Engine, now time.Time) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for {
+		b, ok := e.AppendDatagram(nil, now)
+		if !ok {
+			return out
+		}
+		if len(b) > e.MaxDatagramSize() {
+			t.Fatalf("%d-byte datagram, limit %d", len(b), e.MaxDatagramSize())
+		}
+		if ClassifyDatagram(b) == DatagramData {
+			out = append(out, b)
+		}
+	}
+}
+
+// The data header's flags mean what they mean to the original library:
+// 0x84 opens a burst in slow start and 0x8c continues it, as in the
+// capture; out of slow start the needs-B-and-AS bit goes.
+func TestEngineDataHeaderFlags(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := epoch
+	for i := range 3 {
+		mustSend(t, e, testMsg(uint32(i), 1000), ReliableOrdered, 0, Medium, now)
+	}
+	ds := drainData(t, e, now)
+	if len(ds) != 3 {
+		t.Fatalf("%d datagrams, want 3", len(ds))
+	}
+	for i, want := range []byte{0x84, 0x8c, 0x8c} {
+		if ds[i][0] != want {
+			t.Errorf("datagram %d header %#x, want %#x", i, ds[i][0], want)
+		}
+	}
+	// The queue ran dry: the next datagram opens a new burst.
+	mustSend(t, e, []byte("x"), Reliable, 0, Medium, now)
+	if ds := drainData(t, e, now); len(ds) != 1 || ds[0][0] != 0x84 {
+		t.Fatalf("new burst: %x", ds)
+	}
+	e.cc.ssthresh = e.cc.cwnd // congestion avoidance
+	mustSend(t, e, testMsg(9, 1000), Reliable, 0, Medium, now)
+	mustSend(t, e, testMsg(10, 1000), Reliable, 0, Medium, now)
+	ds = drainData(t, e, now)
+	if len(ds) != 2 || ds[0][0] != 0x80 || ds[1][0] != 0x88 {
+		t.Errorf("out of slow start: headers %#x %#x, want 0x80 0x88", ds[0][0], ds[1][0])
+	}
+}
+
+// Many small messages share datagrams, packed up to the MTU, at every MTU
+// the engine allows.
+func TestEnginePacksFrames(t *testing.T) {
+	for _, mtu := range []int{MinMTU, 576, 1200 + UDPIPOverhead, MaxMTU} {
+		e, err := New(Config{MTU: mtu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const size = 40
+		for i := range 200 {
+			mustSend(t, e, testMsg(uint32(i), size), ReliableOrdered, 3, Medium, epoch)
+		}
+		// The congestion window lets a few datagrams go at a time:
+		// acknowledge them all and go on.
+		var ds [][]byte
+		for now := epoch; e.Stats().QueuedMessages > 0; now = now.Add(10 * time.Millisecond) {
+			ds = append(ds, drainData(t, e, now)...)
+			e.Receive((&Ack{Ranges: []Range{{0, seqMask}}}).Append(nil), now)
+		}
+		per := (e.MaxDatagramSize() - DataHeaderLen) / (FrameHeaderLen(ReliableOrdered, false) + size)
+		frames := 0
+		for i, d := range ds {
+			_, r, err := ParseDataDatagram(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			var f Frame
+			for r.Next(&f) == nil {
+				n++
+			}
+			if i < len(ds)-1 && n != per {
+				t.Errorf("MTU %d: datagram %d holds %d frames, want %d", mtu, i, n, per)
+			}
+			frames += n
+		}
+		if frames != 200 {
+			t.Errorf("MTU %d: %d frames for 200 messages", mtu, frames)
+		}
+	}
+}
+
+// An ACK carrying the AS float (header 0xe0) acknowledges like any other.
+func TestEngineAckWithAS(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, e, []byte("hi"), ReliableWithAckReceipt, 0, Medium, epoch)
+	if len(drainData(t, e, epoch)) != 1 {
+		t.Fatal("nothing sent")
+	}
+	ack := (&Ack{HasAS: true, AS: 12345, Ranges: []Range{{0, 0}}}).Append(nil)
+	if ack[0] != 0xe0 {
+		t.Fatalf("header %#x", ack[0])
+	}
+	e.Receive(ack, epoch.Add(30*time.Millisecond))
+	if ev, ok := e.ReadEvent(); !ok || ev.Kind != EventAcked {
+		t.Errorf("event %+v, %v; want acked", ev, ok)
+	}
+	if s := e.Stats(); s.ACKsReceived != 1 || s.InFlightDatagrams != 0 || s.SmoothedRTT != 30*time.Millisecond {
+		t.Errorf("stats after ACK: %+v", s)
+	}
+}
+
+// A split message of an unreliable kind goes on the wire as the matching
+// reliable kind, so its parts are resent after a loss and it arrives
+// whole; an UnreliableWithAckReceipt one then reports acked, never lost.
+func TestEngineSplitUpgrade(t *testing.T) {
+	for _, c := range []struct{ kind, wire Reliability }{
+		{Unreliable, Reliable},
+		{UnreliableSequenced, ReliableSequenced},
+		{UnreliableWithAckReceipt, Reliable},
+	} {
+		t.Run(c.kind.String(), func(t *testing.T) {
+			p := newNetPair(t, 12, Config{}, impair{delay: 10 * time.Millisecond})
+			var got []Message
+			p.onRecv = func(side int, m Message) {
+				checkMsg(t, m.Payload, 1, 5000)
+				got = append(got, m)
+			}
+			receipt := mustSend(t, p.e[0], testMsg(1, 5000), c.kind, 2, Medium, p.now)
+			ds := drainData(t, p.e[0], p.now)
+			if len(ds) < 4 {
+				t.Fatalf("%d datagrams for a 5000-byte message", len(ds))
+			}
+			for _, d := range ds {
+				_, r, _ := ParseDataDatagram(d)
+				var f Frame
+				if err := r.Next(&f); err != nil || !f.Split || f.Reliability != c.wire {
+					t.Fatalf("frame %+v, %v; want split %v", f, err, c.wire)
+				}
+			}
+			// The first part is lost; the rest arrive.
+			for _, d := range ds[1:] {
+				p.e[1].Receive(d, p.now)
+			}
+			p.run(time.Minute, func() bool { return len(got) == 1 })
+			if got[0].Reliability != c.wire {
+				t.Errorf("delivered as %v, want %v", got[0].Reliability, c.wire)
+			}
+			if s := p.e[0].Stats(); s.Resends == 0 {
+				t.Error("the lost part was not resent")
+			}
+			if c.kind.WantsReceipt() {
+				p.run(time.Minute, func() bool { return p.e[0].Stats().HeldSendBytes == 0 })
+				if ev, ok := p.e[0].ReadEvent(); !ok || ev != (Event{Kind: EventAcked, Receipt: receipt}) {
+					t.Errorf("event %+v, %v; want acked %d", ev, ok, receipt)
+				}
+			}
+		})
+	}
+}
