@@ -59,6 +59,10 @@ type Config struct {
 	// ReadMessage. Past it, incoming data datagrams are dropped without
 	// being acknowledged, so the peer sends them again later: a slow reader
 	// slows the sender instead of growing memory. Default 16 MiB.
+	//
+	// Payload buffers the engine is done with are kept for reuse, so that
+	// steady traffic does not allocate, up to the larger of MaxQueueBytes
+	// and MaxReceiveBytes.
 	MaxReceiveBytes int
 
 	// DeadTimeout is how long reliable data may stay unacknowledged before

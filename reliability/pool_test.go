@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"testing"
+	"time"
 )
 
 func TestPayloadPoolReuse(t *testing.T) {
@@ -113,5 +114,28 @@ func TestSplitAssemblerPoolBudget(t *testing.T) {
 	// reassembly buffer went back to the pool.
 	if len(pool.free[poolClassDown(3000)]) != 1 {
 		t.Errorf("reassembly buffer not recycled: %v", pool.retained)
+	}
+}
+
+// An engine keeps at most the larger of MaxQueueBytes and MaxReceiveBytes
+// in its pool, so a connection configured small stays small when idle.
+func TestEnginePoolBoundedByConfig(t *testing.T) {
+	cfg := Config{MaxMessageSize: 64 << 10, MaxQueueBytes: 256 << 10, MaxReceiveBytes: 128 << 10}
+	p := newNetPair(t, 13, cfg, impair{loss: 0.05, delay: 5 * time.Millisecond})
+	got := 0
+	p.onRecv = func(side int, m Message) { got++ }
+	const n = 60
+	for i := 0; i < n; {
+		if _, err := p.e[0].Send(testMsg(uint32(i), 60<<10), ReliableOrdered, 0, Medium, p.now); err != nil {
+			p.run(time.Minute, func() bool { return p.e[0].Stats().HeldSendBytes < 128<<10 })
+			continue
+		}
+		i++
+	}
+	p.run(time.Hour, func() bool { return got == n && p.e[0].Stats().HeldSendBytes == 0 })
+	for i, e := range p.e {
+		if e.pool.retained == 0 || e.pool.retained > 256<<10 {
+			t.Errorf("engine %d keeps %d bytes for reuse, want 1..%d", i, e.pool.retained, 256<<10)
+		}
 	}
 }

@@ -46,7 +46,9 @@ func (r *fifo[T]) pop() T {
 // messages, payloads held for ordering and delivered messages all come
 // from it, and go back when the engine is done with them (a delivered
 // payload when the application reads the next message). It retains at
-// most poolMaxBytes of capacity in total and poolMaxPerClass buffers of
+// most maxBytes of capacity in total (poolMaxBytes if zero; the engine sets
+// the larger of MaxQueueBytes and MaxReceiveBytes, so an idle connection
+// keeps no more than a busy one may use) and poolMaxPerClass buffers of
 // each size class; past that, a returned buffer is left to the garbage
 // collector.
 //
@@ -63,6 +65,7 @@ func (r *fifo[T]) pop() T {
 type payloadPool struct {
 	free     [poolClasses][][]byte
 	retained int
+	maxBytes int
 }
 
 const (
@@ -133,7 +136,11 @@ func (p *payloadPool) put(b []byte) {
 	if p == nil || c < 0 || c >= poolClasses {
 		return
 	}
-	if len(p.free[c]) >= poolMaxPerClass || p.retained+cap(b) > poolMaxBytes {
+	limit := p.maxBytes
+	if limit == 0 {
+		limit = poolMaxBytes
+	}
+	if len(p.free[c]) >= poolMaxPerClass || p.retained+cap(b) > limit {
 		return
 	}
 	p.retained += cap(b)
