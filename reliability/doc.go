@@ -1,7 +1,7 @@
 // Package reliability implements RakNet's reliability layer: the part of
 // the protocol that turns unreliable UDP datagrams into messages delivered
 // with one of eight guarantees, wire-compatible with the original RakNet C++
-// library (4.081) and with Minecraft Bedrock peers.
+// library (4.081), its patched descendants, and Minecraft Bedrock peers.
 //
 // It is sans-I/O. The package never opens a socket, starts a goroutine or
 // reads a clock: the layer above (package raknet for plain RakNet peers,
@@ -10,37 +10,166 @@
 // collects the messages it delivers. That keeps every behaviour, timeouts
 // included, testable deterministically.
 //
-// # Wire format
+// The package has two layers: pure wire functions, and Engine, the state
+// machine of one connection built on them.
+//
+// # Wire layer
 //
 // A connected datagram starts with a flags byte whose top bit (0x80) is set;
-// offline messages, handled by package raknet, never set it. There are three
-// kinds, told apart by ClassifyDatagram:
+// offline messages, handled by package raknet, never set it.
+// ClassifyDatagram tells the three kinds apart, testing the ACK bit (0x40)
+// before the NAK bit (0x20), which in an ACK means "has B and AS":
 //
-//   - data datagrams: a DataHeader (flags and a 24-bit datagram number)
-//     followed by frames packed up to the MTU. A Frame is one message, or one
-//     part of a split message, with the indexes its Reliability needs.
-//   - ACK datagrams: ranges of datagram numbers received (Ack).
-//   - NAK datagrams: ranges of datagram numbers found missing (Ack with NAK).
+//   - Data datagrams: a DataHeader (flags, then the datagram number as a
+//     24-bit little-endian integer) followed by frames packed up to the MTU.
+//     The flags are valid, packet pair (0x10), continuous send (0x08) and
+//     needs B and AS (0x04). ParseDataDatagram returns a FrameReader.
+//   - ACK datagrams (Ack): the datagram numbers received, as a range list,
+//     optionally preceded by the big-endian float AS.
+//   - NAK datagrams (Ack with NAK set): the numbers found missing.
+//
+// A range list (AppendRangeList, ParseRangeList) is a u16 BE record count,
+// then per record a flag (1: single number), a u24 LE minimum and, for a
+// range, a u24 LE maximum. A Frame is one message, or one part of a split
+// message: flags (reliability<<5 | split<<4), the payload length in bits,
+// and the reliable message index, sequencing index, ordering index and
+// channel, and split count, id and index, each present only when its kind
+// needs it (see FrameHeaderLen). All counters on the wire are 24 bits wide
+// and wrap; they are compared with serial-number arithmetic.
 //
 // Every wire type has an Append method, a parse function and a length
-// function. Parsers are pure, never panic, and never allocate: parsed frames
-// alias the datagram (see FrameReader), and ACK ranges are returned as
-// ranges, never expanded, so a hostile range naming 2^24 numbers costs no
-// more than any other. All counters on the wire are 24 bits wide and wrap;
-// they are compared with serial-number arithmetic.
+// function. Parsers are pure, never panic and never allocate: parsed frames
+// alias the datagram, and ACK ranges are returned as ranges, never
+// expanded, so a hostile range naming 2^24 numbers costs no more than any
+// other. Errors are sentinels (ErrTruncated, ErrFrameChannel, ...) for
+// errors.Is.
 //
 // # Delivery
 //
-// The eight reliabilities are RakNet's: unreliable, unreliable sequenced,
-// reliable, reliable ordered, reliable sequenced, and three "with ack
-// receipt" kinds that tell the sender the message's fate. Reliable messages
-// are resent until acknowledged and deduplicated by a window of reliable
-// message indexes; ordered ones are held until the gap before them fills;
-// sequenced ones drop anything older than the newest delivered. Each
-// direction has 32 ordering channels with their own indexes. Messages larger
-// than a datagram are split, and reassembled within configurable limits so
-// that a hostile peer cannot exhaust memory.
+// The eight reliabilities are RakNet's: Unreliable, UnreliableSequenced,
+// Reliable, ReliableOrdered, ReliableSequenced, and three "with ack
+// receipt" kinds that tell the sender the message's fate (ReadEvent). The
+// receipt kinds travel on the wire as their plain counterparts, as the
+// original library sends them; a receiver accepts either. Each direction
+// has NumOrderingChannels (32) ordering channels with their own ordering
+// and sequencing indexes: an ordered send takes the channel's next
+// ordering index and restarts its sequencing index; a sequenced send
+// carries the current ordering index and the next sequencing index.
 //
-// Malformed input from the network is dropped and counted by reason; it
-// never produces an error the peer can observe and never panics.
+// A message larger than one datagram is split into parts of the largest
+// size that fits, and an unreliable kind is upgraded to its reliable
+// counterpart (every part must arrive for the message to be of use).
+//
+// # Receive pipeline
+//
+// A data datagram from the peer goes through, in order:
+//
+//  1. the datagram tracker: a duplicate, a number too old to tell, or one
+//     implausibly far ahead is dropped; the others are queued for an ACK,
+//     and a jump in numbers queues the gap for a NAK;
+//  2. per frame, the reliable window: a reliable message index already
+//     received is a duplicate and is dropped, so a reliable message is never
+//     delivered twice;
+//  3. the ordering check: a sequenced message older than the newest
+//     delivered on its channel is dropped, an ordered one already delivered
+//     is dropped, and one too far ahead, or with no room to hold it, is
+//     refused;
+//  4. reassembly of split parts, within limits on parts per message,
+//     messages at once and bytes held; parts that contradict their
+//     message's earlier parts are dropped;
+//  5. the ordering channels: an ordered message waits until the gap before
+//     it fills; a sequenced one is delivered at once, or held in place if
+//     it belongs after an ordered message not yet delivered.
+//
+// A reliable frame refused for lack of room (steps 2 to 5) leaves no trace,
+// and its datagram is not acknowledged, so the peer resends it after its
+// retransmission timeout: limits slow a sender down and never lose a
+// reliable message. Malformed and hostile input is dropped and counted by
+// reason in Stats().Drops; it never produces an error the peer can observe
+// and never panics.
+//
+// # Engine
+//
+// Engine is one connection. Send copies a message into the send queue (a
+// full queue is ErrQueueFull, and nothing is lost: retry after
+// acknowledgements free room); AppendDatagram hands out the next datagram
+// to send: a due ACK, then a due NAK, then data, resent frames before new
+// ones; Receive takes a datagram from the peer; ReadMessage returns
+// delivered messages and ReadEvent receipts and connection events.
+//
+// Sending follows RakNet with a few improvements that stay on the wire
+// format:
+//
+//   - Priorities: Immediate goes first; High, Medium and Low share the rest
+//     4:2:1 by weighted round robin, so bulk data never starves High and is
+//     never starved itself.
+//   - Acknowledgement: received datagrams are ACKed within Config.ACKDelay
+//     (10 ms), coalesced into range lists that go out in ascending numeric
+//     order and merged, as patched RakNet builds require. Each ACK also
+//     repeats the previous one's ranges, so one lost ACK does not cause
+//     spurious resends. Gaps are NAKed after twice the ACK delay (a
+//     reordering allowance); a NAK makes the sender resend at once.
+//   - Retransmission: every datagram gets a new number, so resent frames
+//     travel in new datagrams and every ACK gives an unambiguous RTT
+//     sample. The RTO is RakNet's 2·SRTT + 4·RTTVAR + 30 ms, clamped to
+//     RTOMin..RTOMax and doubled per consecutive expiry. A reliable frame is
+//     resent until acknowledged, or until nothing has been acknowledged for
+//     Config.DeadTimeout and the connection is declared dead (EventDead,
+//     ErrDead). An idle connection has nothing to time out; keep-alives
+//     are the layer above's business.
+//   - Congestion control: a byte-counting window with slow start and
+//     additive increase, cut at most once per round trip on loss: by half
+//     when the RTT shows queueing, by 15% when it does not (random loss on
+//     an idle path). Sending is paced by a token bucket, so a full window
+//     never leaves as one burst.
+//   - In flight: at most 4096 reliable message indexes between the lowest
+//     unacknowledged one and the next, 8192 datagrams, and
+//     Config.MaxOutstandingSplits split messages, inside a Minecraft Bedrock
+//     client's limits (it drops messages more than 32768 past the lowest
+//     missing one or more than 4097 waiting on a channel, and reassembles at
+//     most 256 split messages).
+//
+// # Time model
+//
+// Every method that depends on time takes now, and the engine never reads
+// a clock. After each Receive, and whenever NextTimeout passes, the driver
+// calls AppendDatagram until it returns false and writes each datagram
+// out; NextTimeout says when the engine next needs a call (a pending ACK or
+// NAK, a retransmission timeout, the pacer, the dead-connection check) and
+// is zero when it waits for nothing. Tests drive engines with a fake clock;
+// a real driver passes time.Now and arms a timer or a read deadline:
+//
+//	for {
+//		for {
+//			out, ok = e.AppendDatagram(out[:0], time.Now())
+//			if !ok { break }
+//			conn.Write(out)
+//		}
+//		conn.SetReadDeadline(e.NextTimeout())
+//		n, err := conn.Read(buf)
+//		if err == nil { e.Receive(buf[:n], time.Now()) }
+//		for m, ok := e.ReadMessage(); ok; m, ok = e.ReadMessage() { use(m) }
+//	}
+//
+// An Engine is not safe for concurrent use; the driver serialises calls.
+//
+// # Limits
+//
+// Memory is bounded whatever the peer sends. Configurable (Config; zero
+// means the default): the MTU (400..1492, default 1492; datagrams are at
+// most MTU-28 bytes, so a carrier giving 1200-byte payloads uses 1228),
+// MaxMessageSize (4 MiB), MaxQueueBytes (16 MiB of queued and
+// unacknowledged messages), MaxReceiveBytes (16 MiB delivered but unread or
+// held for ordering), MaxSplitParts (16384), MaxSplitMessages (64),
+// MaxReassemblyBytes (16 MiB), MaxOutstandingSplits (32). Fixed: a
+// reliable window of 32768 indexes, ordering indexes up to 32768 ahead and
+// 4096 held messages per channel, duplicate detection over the last 8192
+// datagram numbers, datagram numbers up to 32768 ahead, 4096 pending ACK
+// and NAK ranges each, and ACK processing work of at most twice the
+// in-flight window per ACK datagram.
+//
+// Steady traffic does not allocate: payload buffers (the send queue's
+// copies, reassembled messages, messages held for ordering, delivered
+// messages once the next one is read) are recycled through a per-engine
+// pool that keeps at most the larger of MaxQueueBytes and MaxReceiveBytes.
 package reliability
