@@ -65,6 +65,7 @@ func FuzzEngineReceive(f *testing.F) {
 				if len(out) > e.MaxDatagramSize() {
 					t.Fatalf("datagram of %d bytes", len(out))
 				}
+				checkOutgoingAck(t, out)
 			}
 			s := e.Stats()
 			// One datagram's worth of frames may land after the check
@@ -78,6 +79,28 @@ func FuzzEngineReceive(f *testing.F) {
 			if s.HeldSendBytes > cfg.MaxQueueBytes {
 				t.Fatalf("send side holds %d bytes", s.HeldSendBytes)
 			}
+			if e.pool.retained > cfg.MaxQueueBytes {
+				t.Fatalf("pool keeps %d bytes", e.pool.retained)
+			}
 		}
 	})
+}
+
+// checkOutgoingAck fails unless an ACK or NAK the engine produced parses
+// and lists its ranges ascending and merged, as patched RakNet builds
+// require; other datagrams pass.
+func checkOutgoingAck(t *testing.T, b []byte) {
+	t.Helper()
+	if c := ClassifyDatagram(b); c != DatagramACK && c != DatagramNAK {
+		return
+	}
+	var a Ack
+	if err := ParseAck(b, &a); err != nil {
+		t.Fatalf("engine sent a malformed ACK/NAK: %v", err)
+	}
+	for i := 1; i < len(a.Ranges); i++ {
+		if a.Ranges[i].Min <= a.Ranges[i-1].Max+1 {
+			t.Fatalf("ranges not ascending and merged: %v", a.Ranges)
+		}
+	}
 }
