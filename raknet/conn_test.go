@@ -330,3 +330,26 @@ func TestListenerCloseEndsConnections(t *testing.T) {
 		t.Fatalf("accept after close: %v", err)
 	}
 }
+
+func TestConnIPv6Loopback(t *testing.T) {
+	l, err := Listen("udp6", "[::1]:0", ListenConfig{})
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer l.Close()
+	go serveEcho(l)
+	c := dialLoopback(t, DialConfig{}, l.Addr())
+	defer c.Close()
+	msg := echoMessage(5) // 1500 bytes: split at the IPv6 MTU
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	m, err := c.ReadMessage()
+	if err != nil || !bytes.Equal(m.Data, msg) {
+		t.Fatalf("echo over IPv6: %v", err)
+	}
+	if ra := c.RemoteAddr().String(); ra != l.Addr().String() {
+		t.Errorf("remote %s, listener %s", ra, l.Addr())
+	}
+}
