@@ -172,3 +172,123 @@ func TestEngineSplitUpgrade(t *testing.T) {
 		})
 	}
 }
+
+// A bulk transfer never leaves in bursts longer than the pacer allows:
+// at any one instant at most pacingBurstDatagrams data datagrams go out,
+// however large the congestion window has grown.
+func TestEnginePacingBoundsBursts(t *testing.T) {
+	p := newNetPair(t, 14, Config{}, impair{delay: 25 * time.Millisecond})
+	got := 0
+	p.onRecv = func(side int, m Message) { got++ }
+	for i := range 8 {
+		mustSend(t, p.e[0], testMsg(uint32(i), 1<<20), ReliableOrdered, 0, Low, p.now)
+	}
+	last, burst, maxCwnd := 0, 0, 0
+	p.run(time.Hour, func() bool {
+		burst = max(burst, p.sent[0]-last)
+		last = p.sent[0]
+		maxCwnd = max(maxCwnd, p.e[0].Stats().CongestionWindow)
+		return got == 8
+	})
+	if burst > pacingBurstDatagrams {
+		t.Errorf("%d data datagrams at one instant, want at most %d", burst, pacingBurstDatagrams)
+	}
+	if maxCwnd < 4*pacingBurstDatagrams*p.e[0].MaxDatagramSize() {
+		t.Errorf("window only reached %d bytes; the test does not exercise pacing", maxCwnd)
+	}
+	t.Logf("longest burst %d datagrams, window up to %d bytes, %v simulated", burst, maxCwnd, p.now.Sub(epoch))
+}
+
+// A NAK makes the sender resend the missing frames at once, in a new
+// datagram, under the same reliable message index; before any ACK it
+// waits for nothing.
+func TestEngineResendOnNAK(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustSend(t, e, testMsg(uint32(i), 1200), Reliable, 0, Medium, epoch)
+	}
+	ds := drainData(t, e, epoch)
+	if len(ds) != 3 {
+		t.Fatalf("%d datagrams", len(ds))
+	}
+	now := epoch.Add(40 * time.Millisecond) // far below the RTO
+	e.Receive((&Ack{Ranges: []Range{{0, 0}, {2, 2}}}).Append(nil), now)
+	e.Receive((&Ack{NAK: true, Ranges: []Range{{1, 1}}}).Append(nil), now)
+	re := drainData(t, e, now)
+	if len(re) != 1 {
+		t.Fatalf("%d datagrams after the NAK, want the resend", len(re))
+	}
+	h, r, _ := ParseDataDatagram(re[0])
+	var f Frame
+	if err := r.Next(&f); err != nil {
+		t.Fatal(err)
+	}
+	if h.Number != 3 || f.ReliableIndex != 1 {
+		t.Errorf("resent as datagram %d, reliable index %d; want 3 and 1", h.Number, f.ReliableIndex)
+	}
+	checkMsg(t, f.Payload, 1, 1200)
+	if s := e.Stats(); s.Resends != 1 || s.NAKsReceived != 1 || s.DatagramsLost != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// Received datagrams are acknowledged once the ACK delay (10 ms) has
+// passed since the first of them, in one coalesced ACK; a gap is NAKed
+// after twice the ACK delay, unless it fills first; an ACK not carried
+// again by a fresh one is repeated on its own after ackRepeatDelay.
+func TestEngineAckTiming(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dgram := func(num uint32) []byte {
+		h := DataHeader{Number: num}
+		f := Frame{Reliability: Unreliable, Payload: []byte{byte(num)}}
+		return f.Append(h.Append(nil))
+	}
+	ms := func(n float64) time.Time { return epoch.Add(time.Duration(n * float64(time.Millisecond))) }
+	for i, at := range []float64{0, 3, 6} {
+		e.Receive(dgram(uint32(i)), ms(at))
+	}
+	e.Receive(dgram(5), ms(7)) // 3 and 4 missing
+	e.Receive(dgram(3), ms(8)) // 3 was only late
+	if got := e.NextTimeout(); !got.Equal(ms(10)) {
+		t.Fatalf("NextTimeout %v, want the ACK at 10 ms", got.Sub(epoch))
+	}
+	if b, ok := e.AppendDatagram(nil, ms(9.9)); ok {
+		t.Fatalf("sent % x before the ACK delay", b)
+	}
+	var a Ack
+	b, ok := e.AppendDatagram(nil, ms(10))
+	if err := ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (Range{0, 3}) || a.Ranges[1] != (Range{5, 5}) {
+		t.Fatalf("at 10 ms: % x (%v), want one ACK of [0,3] [5,5]", b, err)
+	}
+	if b, ok := e.AppendDatagram(nil, ms(10)); ok {
+		t.Fatalf("second datagram % x", b)
+	}
+	// The gap (4) opened at 7 ms: NAKed at 27 ms.
+	if got := e.NextTimeout(); !got.Equal(ms(27)) {
+		t.Fatalf("NextTimeout %v, want the NAK at 27 ms", got.Sub(epoch))
+	}
+	b, ok = e.AppendDatagram(nil, ms(27))
+	if err := ParseAck(b, &a); !ok || err != nil || !a.NAK || len(a.Ranges) != 1 || a.Ranges[0] != (Range{4, 4}) {
+		t.Fatalf("at 27 ms: % x (%v), want a NAK of 4", b, err)
+	}
+	// No fresh ACK came: the last one is repeated on its own at 50 ms.
+	if got := e.NextTimeout(); !got.Equal(ms(10).Add(ackRepeatDelay)) {
+		t.Fatalf("NextTimeout %v, want the repeat at %v", got.Sub(epoch), (10*time.Millisecond + ackRepeatDelay))
+	}
+	b, ok = e.AppendDatagram(nil, ms(10).Add(ackRepeatDelay))
+	if err := ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (Range{0, 3}) {
+		t.Fatalf("repeat: % x (%v)", b, err)
+	}
+	if got := e.NextTimeout(); !got.IsZero() {
+		t.Errorf("NextTimeout %v with nothing left to do", got.Sub(epoch))
+	}
+	if s := e.Stats(); s.ACKsSent != 2 || s.NAKsSent != 1 {
+		t.Errorf("ACKs %d NAKs %d sent", s.ACKsSent, s.NAKsSent)
+	}
+}
