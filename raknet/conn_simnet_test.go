@@ -240,3 +240,50 @@ func TestSimnetDialContextCancel(t *testing.T) {
 		}
 	})
 }
+
+// A server that completes the open-connection handshake but never answers
+// the connection request: the dial fails with ErrHandshakeTimeout.
+func TestSimnetOnlineHandshakeTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := simnet.New(1)
+		defer n.Close()
+		sc, err := n.Listen(simServer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := n.Listen(simClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := newServerHandshake(5, []uint8{11}, MaxMTU, true, time.Minute)
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				k, from, err := sc.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				b := buf[:k]
+				switch b[0] {
+				case IDOpenConnectionRequest1:
+					out, _ := hs.handleRequest1(nil, b, from, time.Now())
+					sc.WriteTo(out, from)
+				case IDOpenConnectionRequest2:
+					if r, _, reason := hs.parseRequest2(b, from, time.Now()); reason == dropNone {
+						sc.WriteTo(hs.reply2(nil, from, r.MTU), from)
+					}
+				}
+			}
+		}()
+		d := DialConfig{Conn: cc}
+		start := time.Now()
+		_, err = d.DialAddr(context.Background(), simServer)
+		if !errors.Is(err, ErrHandshakeTimeout) {
+			t.Fatalf("err %v, want ErrHandshakeTimeout", err)
+		}
+		if took := time.Since(start); took != DefaultHandshakeTimeout {
+			t.Errorf("gave up after %v", took)
+		}
+		sc.Close()
+	})
+}
