@@ -1,0 +1,109 @@
+package raknet
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/netrak/netrak/reliability"
+)
+
+// Replays of the original C++ library's session (testdata) into our
+// handshake cores and sessions: each side of ours takes the other side's
+// captured datagrams and must end up where the C++ peer did.
+
+func captureSession(t *testing.T, client bool) *session {
+	t.Helper()
+	s, err := newSession(sessionConfig{
+		client: client, guid: 1, local: hsClient, remote: hsServer, protocol: ProtocolOriginal,
+		engine:           engineConfig(reliability.Config{}, MaxMTU, zerolog.Logger{}),
+		handshakeTimeout: DefaultHandshakeTimeout, deadTimeout: time.Minute,
+		pingInterval: DefaultConnectedPingInterval, receiveBuffer: DefaultReceiveBuffer,
+	}, hsEpoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestCaptureReplayHandshakeCores(t *testing.T) {
+	h := newClientHandshake(hsServer, 1, ProtocolOriginal, MaxMTU, 12, DefaultConnectInterval)
+	h.poll(hsEpoch, nil)
+	s := newServerHandshake(2, []uint8{ProtocolOriginal}, MaxMTU, false, time.Minute)
+	var accepted bool
+	for _, d := range loadCapture(t) {
+		b := d.bytes
+		if !IsOffline(b) {
+			continue
+		}
+		switch d.From {
+		case "server":
+			h.receive(b, hsEpoch)
+		case "client":
+			switch b[0] {
+			case IDOpenConnectionRequest1:
+				out, reason := s.handleRequest1(nil, b, hsClient, hsEpoch)
+				if reason != dropNone || len(out) == 0 {
+					t.Fatalf("C++ request 1 dropped: %v", reason)
+				}
+			case IDOpenConnectionRequest2:
+				r, protocol, reason := s.parseRequest2(b, hsClient, hsEpoch)
+				if reason != dropNone || protocol != ProtocolOriginal || r.MTU != MaxMTU {
+					t.Fatalf("C++ request 2: %+v protocol %d, %v", r, protocol, reason)
+				}
+				accepted = true
+			}
+		}
+		if h.phase == phaseRequest2 && h.sent == 0 {
+			h.poll(hsEpoch, nil) // what our client would send next
+		}
+	}
+	if !accepted {
+		t.Fatal("no request 2 in the capture")
+	}
+	if h.phase != phaseDone || h.negotiatedMTU() != MaxMTU || h.reply1.HasCookie {
+		t.Fatalf("client core after the C++ server's replies: phase %v, MTU %d, cookie %v", h.phase, h.negotiatedMTU(), h.reply1.HasCookie)
+	}
+}
+
+func TestCaptureReplaySessions(t *testing.T) {
+	client := captureSession(t, true)  // takes the C++ server's datagrams
+	server := captureSession(t, false) // takes the C++ client's datagrams
+	for _, d := range loadCapture(t) {
+		if IsOffline(d.bytes) {
+			continue
+		}
+		now := hsEpoch.Add(time.Duration(d.T * float64(time.Second)))
+		s := client
+		if d.From == "client" {
+			s = server
+		}
+		s.receive(d.bytes, now)
+		s.poll(now, nil, func([]byte) {})
+	}
+	if client.state != stateConnected || server.state != stateConnected {
+		t.Fatalf("states after the handshake: client %v, server %v", client.state, server.state)
+	}
+	for name, s := range map[string]*session{"client": client, "server": server} {
+		for i := range 16 {
+			if !s.hasMessage() {
+				t.Fatalf("%s: only %d user messages", name, i)
+			}
+			m := s.readMessage()
+			if !bytes.Equal(m.Data, echoMessage(i)) || m.Reliability != reliability.ReliableOrdered || m.Channel != 0 {
+				t.Fatalf("%s: message %d: %d bytes %v ch %d", name, i, len(m.Data), m.Reliability, m.Channel)
+			}
+		}
+		if s.hasMessage() {
+			t.Errorf("%s: more than 16 user messages", name)
+		}
+	}
+	if !server.peerClosed {
+		t.Error("the C++ client's disconnection notification was not recognised")
+	}
+	if client.peerClosed {
+		t.Error("client side saw a disconnection the server never sent")
+	}
+}
