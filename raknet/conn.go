@@ -89,9 +89,15 @@ func newConn(p connParams, now time.Time) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Write splits its input into messages the engine accepts: the
+	// engine's MaxMessageSize, whose default depends on MaxQueueBytes.
 	maxMessage := p.session.engine.MaxMessageSize
 	if maxMessage <= 0 {
-		maxMessage = min(reliability.DefaultMaxMessageSize, max(p.session.engine.MaxQueueBytes, reliability.DefaultMaxQueueBytes))
+		queue := p.session.engine.MaxQueueBytes
+		if queue <= 0 {
+			queue = reliability.DefaultMaxQueueBytes
+		}
+		maxMessage = min(reliability.DefaultMaxMessageSize, queue)
 	}
 	c := &Conn{
 		tc: p.tc, ownsTC: p.ownsTC, listener: p.listener, log: p.log,

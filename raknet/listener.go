@@ -368,6 +368,10 @@ func (l *Listener) count(r dropReason) {
 func (l *Listener) offline(dst, b []byte, from netip.AddrPort, existing *Conn, now time.Time) ([]byte, dropReason) {
 	switch b[0] {
 	case IDUnconnectedPing, IDUnconnectedPingOpenConnections:
+		if b[0] == IDUnconnectedPingOpenConnections && !l.acceptingConnections() {
+			// "Open connections only": a full server stays silent.
+			return dst, dropNone
+		}
 		out, err := AnswerPing(dst, b, l.pong.Load())
 		switch {
 		case err == nil:
@@ -579,6 +583,14 @@ func (l *Listener) Stats() ListenerStats {
 		SmallProbe: c.smallProbe.Load(), Unsupported: c.unsupported.Load(), StrayDatagrams: c.stray.Load(),
 		ReadErrors: c.readErrors.Load(),
 	}
+}
+
+// acceptingConnections reports whether a request 2 could create a
+// connection now.
+func (l *Listener) acceptingConnections() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.closed && len(l.conns) < l.cfg.MaxConnections && l.pending < l.cfg.MaxPending
 }
 
 // NumConns is the number of open connections, pending ones included.

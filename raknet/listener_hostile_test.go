@@ -181,3 +181,29 @@ func TestListenerPendingBound(t *testing.T) {
 		}
 	})
 }
+
+func TestListenerOpenConnectionsOnlyPing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, l := hostileSetup(t, ListenConfig{DisableCookies: true, MaxConnections: 1})
+		send, replies := attacker(t, n, netip.MustParseAddrPort("10.9.2.1:4000"))
+		openOnly := UnconnectedPing{OpenConnectionsOnly: true, SendTime: 1}
+		send(openOnly.Append(nil))
+		if got := len(replies()); got != 1 {
+			t.Fatalf("%d answers to 0x02 while accepting", got)
+		}
+		r := OpenConnectionRequest2{ServerAddress: simServer, MTU: 1400, ClientGUID: 1}
+		send(r.Append(nil))
+		replies()
+		send(openOnly.Append(nil))
+		if got := len(replies()); got != 0 {
+			t.Fatalf("full server answered 0x02 (%d)", got)
+		}
+		send(pingBytes(1))
+		if got := len(replies()); got != 1 {
+			t.Fatalf("full server ignored 0x01 (%d)", got)
+		}
+		if st := l.Stats(); st.Pings != 2 || st.Connections != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
