@@ -8,7 +8,7 @@ import "io"
 // (reassembly within limits) and orderingChannels (ordering and
 // sequencing). It takes data datagrams and hands out the messages they make
 // deliverable; it reads no clock and sends nothing itself: the engine
-// decides when to call appendACK/appendNAK on acks.
+// decides when to take ACKs and NAKs from acks (takeACK, appendNAK).
 //
 // Frames go through, in this order: the reliable window (a duplicate is
 // dropped), the ordering check (stale, duplicate, too far ahead, no room),
