@@ -193,6 +193,31 @@ func (q *ackQueue) appendNAK(b []byte, maxLen int) []byte {
 	return q.naks.appendDatagram(b, true, maxLen)
 }
 
+// appendNAKBefore is appendNAK restricted to the gaps that end before
+// cutoff (serially): the gaps old enough to report. A gap is one range,
+// made by one jump in numbers, so no range straddles a cutoff taken from
+// the number after a jump.
+func (q *ackQueue) appendNAKBefore(b []byte, maxLen int, cutoff uint32) []byte {
+	s := &q.naks
+	k := 0
+	for k < len(s.r) && seqLess(s.r[k].Max, cutoff) {
+		k++
+	}
+	rs := s.ascendingPrefixOf(k, true, maxLen)
+	if len(rs) == 0 {
+		return b
+	}
+	a := Ack{NAK: true, Ranges: rs}
+	b = a.Append(b)
+	s.dropPrefix(len(rs))
+	return b
+}
+
+// nakBefore reports whether a pending gap ends before cutoff.
+func (q *ackQueue) nakBefore(cutoff uint32) bool {
+	return len(q.naks.r) > 0 && seqLess(q.naks.r[0].Max, cutoff)
+}
+
 // takeACK is appendACK without the encoding: it appends to dst the ranges
 // that one ACK datagram of at most maxLen bytes would carry, in the same
 // ascending order, and forgets them. The engine uses it to add the
@@ -334,7 +359,12 @@ func (s *rangeSet) dropOlderThan(n uint32) {
 // adjacent ranges except the two halves of a run through the wrap, and
 // those end up at opposite ends of the list.
 func (s *rangeSet) ascendingPrefix(nak bool, maxLen int) []Range {
-	rs := s.r[:AckFit(nak, false, s.r, maxLen)]
+	return s.ascendingPrefixOf(len(s.r), nak, maxLen)
+}
+
+// ascendingPrefixOf is ascendingPrefix among the k oldest ranges.
+func (s *rangeSet) ascendingPrefixOf(k int, nak bool, maxLen int) []Range {
+	rs := s.r[:AckFit(nak, false, s.r[:k], maxLen)]
 	for k := 1; k < len(rs); k++ {
 		if rs[k].Min < rs[k-1].Min {
 			// Rotate rs left by k: three reversals, no allocation.

@@ -55,10 +55,12 @@ type Config struct {
 	// ErrQueueFull past it. Default 16 MiB; at least MaxMessageSize.
 	MaxQueueBytes int
 
-	// MaxReceiveBytes bounds the bytes received but not yet read by
+	// MaxReceiveBytes bounds the bytes delivered but not yet read by
 	// ReadMessage. Past it, incoming data datagrams are dropped without
 	// being acknowledged, so the peer sends them again later: a slow reader
-	// slows the sender instead of growing memory. Default 16 MiB.
+	// slows the sender instead of growing memory. Messages held back for
+	// ordering are bounded by the same amount separately (a message that a
+	// channel waits for is always taken). Default 16 MiB.
 	//
 	// Payload buffers the engine is done with are kept for reuse, so that
 	// steady traffic does not allocate, up to the larger of MaxQueueBytes

@@ -2,14 +2,31 @@ package reliability
 
 import "time"
 
-// congestionController is a byte-counting window controller in the spirit
-// of RakNet's sliding window (CCRakNetSlidingWindow): slow start, then
-// additive increase, halving on loss. It improves on the reference in
-// three ways: the window counts bytes rather than datagrams, a loss
-// episode halves the window only once (losses of datagrams sent before
-// the last decrease belong to the same episode, so the decrease happens
-// at most once per round trip), and sending is paced by a token bucket so
-// a full window never leaves as one burst.
+// congestionController is a byte-counting window controller: slow start,
+// then additive increase, with multiplicative decrease, in the spirit of
+// RakNet's sliding window (CCRakNetSlidingWindow), which halves its
+// window on every NAK. That reference collapses on the links games
+// actually see (Wi-Fi and mobile: random loss, jitter, reordering): every
+// radio loss looks like congestion, and the window settles at a few
+// datagrams. This controller tells the two apart with two signals.
+//
+//   - Delay: a bottleneck queue that is filling delays every datagram
+//     through it, so the minimum RTT over the last round trip or two
+//     (rttEstimator.recentMin) rises above the path's base RTT. Jitter
+//     moves single samples both ways but not the minimum of many, so
+//     unlike the smoothed RTT this does not mistake jitter for queueing.
+//   - Loss rate: a moving average over about the last 64 datagrams.
+//
+// Loss while the queue signal is up is congestion: the window halves, at
+// most once per round trip. Loss with no queueing delay is taken as random
+// and leaves the window alone (the frames are simply resent) unless the
+// loss rate exceeds lossTolerance, which a bottleneck with too shallow a
+// queue to show delay produces when it overflows; then the window shrinks
+// by 30%. Slow start also ends when the queue signal comes up, before the
+// queue overflows (as HyStart does), so the first overshoot costs little.
+//
+// Sending is paced by a token bucket, so a full window never leaves as one
+// burst.
 type congestionController struct {
 	mss      int // largest datagram
 	cwnd     int // bytes allowed in flight
@@ -18,6 +35,10 @@ type congestionController struct {
 	recovering    bool
 	recoveryStart time.Time // datagrams sent before it do not cut again
 	caAcked       int       // bytes acked toward the next additive step
+
+	// lossEWMA is a moving average of datagram outcomes (1 lost, 0
+	// acknowledged), weight lossEWMAWeight each: the recent loss rate.
+	lossEWMA float64
 
 	// Pacing: tokens are bytes that may leave now; they refill at
 	// gain·cwnd/SRTT up to burst bytes.
@@ -30,6 +51,12 @@ const (
 	minWindowDatagrams     = 2
 	maxWindowBytes         = 64 << 20
 	pacingBurstDatagrams   = 16
+	// lossTolerance is the recent loss rate above which loss without
+	// queueing delay still shrinks the window. lossEWMAWeight makes
+	// "recent" about the last 64 datagrams, enough that 10% random loss
+	// stays well below it (its standard deviation is then about 3%).
+	lossTolerance  = 0.2
+	lossEWMAWeight = 1.0 / 64
 )
 
 func newCongestionController(mss int) congestionController {
@@ -51,12 +78,20 @@ func (c *congestionController) canSend(inFlight, size int) bool {
 	return inFlight == 0 || inFlight+size <= c.cwnd
 }
 
-func (c *congestionController) onAck(bytes int, sentAt time.Time) {
+// onAck handles an acknowledged datagram of bytes sent at sentAt.
+// queueing is the delay signal at now.
+func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing bool) {
+	c.lossEWMA -= c.lossEWMA * lossEWMAWeight
 	if c.recovering && !sentAt.After(c.recoveryStart) {
 		return // acknowledgements from before the cut do not grow it
 	}
 	c.recovering = false
 	if c.cwnd < c.ssthresh {
+		if queueing {
+			// The queue is building: leave slow start before it overflows.
+			c.ssthresh = c.cwnd
+			return
+		}
 		c.cwnd += bytes
 	} else {
 		c.caAcked += bytes
@@ -68,25 +103,25 @@ func (c *congestionController) onAck(bytes int, sentAt time.Time) {
 	c.cwnd = min(c.cwnd, maxWindowBytes)
 }
 
-// onLoss handles a datagram declared lost (NAKed or timed out). It
-// reports whether the window was cut. queueing says the path shows
-// queueing delay (smoothed RTT well above the minimum): the loss is then
-// taken as congestion and the window halves. Without queueing delay the
-// loss is more likely random (radio, a lossy hop) and the window shrinks by
-// only 15%, so a lossy but idle path is not starved down to the minimum
-// window; tail drop at a full bottleneck queue always comes with a grown
-// RTT, so congestion still halves the window.
+// onLoss handles a datagram declared lost (NAKed or timed out) and
+// reports whether the window was cut. queueing is the delay signal at now.
 func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool {
+	c.lossEWMA += (1 - c.lossEWMA) * lossEWMAWeight
 	if c.recovering && !sentAt.After(c.recoveryStart) {
 		return false
 	}
+	var cwnd int
+	switch {
+	case queueing:
+		cwnd = c.cwnd / 2
+	case c.lossEWMA > lossTolerance:
+		cwnd = c.cwnd * 7 / 10
+	default:
+		return false // random loss: resend, keep the rate
+	}
 	c.recovering = true
 	c.recoveryStart = now
-	if queueing {
-		c.ssthresh = max(c.cwnd/2, minWindowDatagrams*c.mss)
-	} else {
-		c.ssthresh = max(c.cwnd*85/100, minWindowDatagrams*c.mss)
-	}
+	c.ssthresh = max(cwnd, minWindowDatagrams*c.mss)
 	c.cwnd = c.ssthresh
 	c.caAcked = 0
 	return true

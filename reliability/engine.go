@@ -345,7 +345,7 @@ func (e *Engine) NextTimeout() time.Time {
 	}
 	earliest(e.rx.ackDue(e.cfg.ACKDelay))
 	earliest(e.rx.ackRedo)
-	earliest(e.rx.nakDue(e.nakDelay()))
+	earliest(e.rx.nakDue(e.nakDelay(), e.lastNow))
 	if d := e.sent.oldest(); d != nil {
 		earliest(d.sentAt.Add(e.rtt.rto(&e.cfg, e.backoff)))
 	}

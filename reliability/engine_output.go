@@ -38,11 +38,12 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 		e.stats.ACKsSent++
 		return b, true
 	}
-	if due := e.rx.nakDue(e.nakDelay()); !due.IsZero() && !now.Before(due) {
-		b := t.appendNAK(dst, e.maxDgram)
-		e.countOut(len(b) - len(dst))
-		e.stats.NAKsSent++
-		return b, true
+	if due := e.rx.nakDue(e.nakDelay(), now); !due.IsZero() && !now.Before(due) {
+		if b := t.appendNAKBefore(dst, e.maxDgram, e.rx.nakCutoff); len(b) > len(dst) {
+			e.countOut(len(b) - len(dst))
+			e.stats.NAKsSent++
+			return b, true
+		}
 	}
 	return e.appendData(dst, now)
 }
@@ -100,8 +101,16 @@ func mergeAscending(dst, x, y []Range) []Range {
 }
 
 // nakDelay is how long a gap in the received datagram numbers waits before
-// it is reported: twice the ACK delay, a reordering allowance.
-func (e *Engine) nakDelay() time.Duration { return 2 * e.cfg.ACKDelay }
+// it is reported: a reordering allowance of at least twice the ACK delay,
+// raised to what the path's reordering has recently needed (see
+// reorderTracker).
+func (e *Engine) nakDelay() time.Duration {
+	var srtt time.Duration
+	if e.rtt.hasSample {
+		srtt = e.rtt.srtt
+	}
+	return e.rx.reorder.allowance(2*e.cfg.ACKDelay, srtt, e.lastNow)
+}
 
 // ackRepeatDelay is how long an ACK waits for a fresh one to carry its
 // ranges again before it is repeated on its own.
@@ -306,23 +315,20 @@ func (e *Engine) lose(d *sentDatagram, now time.Time) {
 		e.finish(m, EventLost)
 	}
 	e.inFlight -= d.size
-	e.cc.onLoss(d.sentAt, now, e.queueing())
+	e.cc.onLoss(d.sentAt, now, e.queueing() || !e.rtt.hasSample)
 	e.stats.DatagramsLost++
 	e.stats.LossRate += (1 - e.stats.LossRate) * lossWeight
 	e.sent.retire(d)
 }
 
-// queueing reports whether the path shows queueing delay: the smoothed RTT
-// exceeds the minimum by half, plus twice the ACK delay (acknowledgements
-// wait up to one ACK delay, and jitter spreads the samples). Without an
-// RTT sample it assumes congestion.
-func (e *Engine) queueing() bool {
-	r := &e.rtt
-	return !r.hasSample || r.srtt > r.minRTT+r.minRTT/2+2*e.cfg.ACKDelay
-}
+// queueing reports whether the path shows queueing delay (see
+// rttEstimator.queueing); a loss before the first RTT sample is taken as
+// congestion all the same, the cautious reading. The allowance is the ACK delay: the peer holds
+// acknowledgements up to that long, which every RTT sample may include.
+func (e *Engine) queueing() bool { return e.rtt.queueing(e.cfg.ACKDelay) }
 
 // acked handles a data datagram the peer acknowledged.
-func (e *Engine) acked(d *sentDatagram) {
+func (e *Engine) acked(d *sentDatagram, now time.Time) {
 	for i := range d.refs {
 		r := &d.refs[i]
 		if !r.live() {
@@ -344,7 +350,7 @@ func (e *Engine) acked(d *sentDatagram) {
 		}
 	}
 	e.inFlight -= d.size
-	e.cc.onAck(d.size, d.sentAt)
+	e.cc.onAck(d.size, d.sentAt, now, e.queueing())
 	e.stats.LossRate -= e.stats.LossRate * lossWeight
 	e.sent.retire(d)
 }
@@ -394,14 +400,14 @@ func (e *Engine) onAckDatagram(a *Ack, now time.Time) {
 				if newest == nil || d.sentAt.After(newestAt) {
 					newest, newestAt = d, d.sentAt
 				}
-				e.acked(d)
+				e.acked(d, now)
 				progress = true
 			}
 		}
 	}
 done:
 	if newest != nil {
-		e.rtt.update(now.Sub(newestAt))
+		e.rtt.update(now.Sub(newestAt), now)
 	}
 	if progress {
 		e.backoff = 0

@@ -40,20 +40,28 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		e.stats.Drops.MalformedDatagram++
 		return
 	}
-	if rx.pendingBytes() >= e.cfg.MaxReceiveBytes {
+	if rx.queued >= e.cfg.MaxReceiveBytes {
 		// The application is not reading: refuse the datagram, unacknowledged,
-		// so the peer slows down and resends later.
+		// so the peer slows down and resends later. Messages held for
+		// ordering do not count here (the ordering channels bound them
+		// themselves, and always accept the message a channel waits for):
+		// refusing the datagram that fills an ordering gap because of the
+		// messages waiting behind that gap would stall the channel for good.
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
 	pending, naks := rx.pipe.acks.pendingACK(), rx.pipe.acks.pendingNAK()
+	next := rx.pipe.acks.next
 	var acked bool
 	rx.ready, acked = rx.pipe.receiveDatagram(rx.ready[:0], b)
+	if acked && len(b) >= DataHeaderLen {
+		rx.reorder.arrived(uint32(b[1])|uint32(b[2])<<8|uint32(b[3])<<16, next, now)
+	}
 	if acked && pending == 0 {
 		rx.ackSince = now
 	}
-	if naks == 0 && rx.pipe.acks.pendingNAK() > 0 {
-		rx.nakSince = now
+	if after := rx.pipe.acks.next; seqDiff(after, next) > 1 && rx.pipe.acks.pendingNAK() > naks-1 {
+		rx.gapOpened(after, now)
 	}
 	for i := range rx.ready {
 		m := &rx.ready[i]
@@ -91,13 +99,17 @@ func (e *Engine) ReadMessage() (Message, bool) {
 // rxState is the engine's receive side.
 type rxState struct {
 	pipe      recvPipeline
-	ackSince  time.Time     // when the oldest pending ACK range was queued
-	nakSince  time.Time     // when the NAK list last became non-empty
+	ackSince  time.Time         // when the oldest pending ACK range was queued
+	gaps      [gapMarks]gapMark // when recent gaps opened, oldest first from gapHead
+	gapHead   int
+	gapLen    int
+	nakCutoff uint32        // gaps ending before it are old enough to NAK
 	ackFresh  []Range       // scratch: the pending ranges the next ACK carries
 	ackPrev   []Range       // ranges of the previous ACK, to be repeated once
 	ackMerged []Range       // scratch: fresh and repeated ranges, merged
 	ackRedo   time.Time     // when to repeat ackPrev on its own; zero: no need
 	ready     []recvMessage // scratch for recvPipeline.receiveDatagram
+	reorder   reorderTracker
 	out       fifo[Message]
 	queued    int    // bytes delivered but not yet read
 	last      []byte // payload returned by the previous ReadMessage
@@ -114,15 +126,53 @@ func (r *rxState) pendingBytes() int {
 // the ACK delay (scattered arrivals, as under heavy loss).
 const ackFlushRanges = 64
 
-// nakDue returns when the pending NAKs go out; zero if none. A gap waits
-// nakDelay first: a datagram that was only overtaken (jitter reorders)
+// gapMark says that the gaps in received numbers ending before upTo
+// were all open by at.
+type gapMark struct {
+	at   time.Time
+	upTo uint32
+}
+
+// gapMarks bounds the gap history; when it is full the newest mark is
+// moved forward instead, which only makes a few gaps wait a little longer.
+const gapMarks = 64
+
+// gapOpened records that a datagram jumped the numbers so that next is
+// upTo, opening a gap, at now.
+func (r *rxState) gapOpened(upTo uint32, now time.Time) {
+	if r.gapLen == gapMarks {
+		r.gaps[(r.gapHead+r.gapLen-1)%gapMarks].upTo = upTo
+		return
+	}
+	r.gaps[(r.gapHead+r.gapLen)%gapMarks] = gapMark{at: now, upTo: upTo}
+	r.gapLen++
+}
+
+// nakDue returns when the pending NAKs go out; zero if none. Each gap waits
+// delay after it opened: a datagram that was only overtaken (reordering)
 // fills it meanwhile and is never reported, so the peer does not resend it
-// for nothing and take the reordering for congestion.
-func (r *rxState) nakDue(delay time.Duration) time.Time {
-	if r.pipe.acks.pendingNAK() == 0 {
+// for nothing. It advances nakCutoff over the gaps that have waited enough
+// by now.
+func (r *rxState) nakDue(delay time.Duration, now time.Time) time.Time {
+	q := &r.pipe.acks
+	if q.pendingNAK() == 0 {
+		r.gapLen = 0
 		return time.Time{}
 	}
-	return r.nakSince.Add(delay)
+	for r.gapLen > 0 && !now.Before(r.gaps[r.gapHead].at.Add(delay)) {
+		r.nakCutoff = r.gaps[r.gapHead].upTo
+		r.gapHead = (r.gapHead + 1) % gapMarks
+		r.gapLen--
+	}
+	switch {
+	case q.nakBefore(r.nakCutoff):
+		return now
+	case r.gapLen > 0:
+		return r.gaps[r.gapHead].at.Add(delay)
+	}
+	// Pending gaps no mark covers: none should exist; report them all.
+	r.nakCutoff = q.next
+	return now
 }
 
 // ackDue returns when the pending ACKs must go out; zero if none.

@@ -5,12 +5,26 @@ import "time"
 // rttEstimator keeps RFC 6298 style smoothed RTT and variance, plus the
 // minimum. Every datagram number is sent once (resent frames travel in new
 // datagrams), so every ACK gives an unambiguous sample.
+//
+// For the congestion controller's queueing signal it also keeps a recent
+// minimum (the smallest sample of the current and the previous window of
+// at least one smoothed RTT) and a base RTT (the smallest sample of the
+// last baseRTTWindow, so a route change to a longer path is eventually
+// accepted rather than read as a standing queue forever).
 type rttEstimator struct {
 	srtt, rttvar, minRTT, latest time.Duration
 	hasSample                    bool
+
+	curMin, prevMin time.Duration
+	curStart        time.Time
+	base            time.Duration
+	baseAt          time.Time
 }
 
-func (r *rttEstimator) update(sample time.Duration) {
+// baseRTTWindow is how long the base RTT holds without a sample as low.
+const baseRTTWindow = 10 * time.Second
+
+func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 	if sample < 0 {
 		sample = 0
 	}
@@ -20,6 +34,8 @@ func (r *rttEstimator) update(sample time.Duration) {
 		r.srtt = sample
 		r.rttvar = sample / 2
 		r.minRTT = sample
+		r.curMin, r.prevMin, r.curStart = sample, sample, now
+		r.base, r.baseAt = sample, now
 		return
 	}
 	r.minRTT = min(r.minRTT, sample)
@@ -29,6 +45,30 @@ func (r *rttEstimator) update(sample time.Duration) {
 	}
 	r.rttvar = (3*r.rttvar + diff) / 4
 	r.srtt = (7*r.srtt + sample) / 8
+
+	if now.Sub(r.curStart) >= max(r.srtt, time.Millisecond) {
+		r.prevMin, r.curMin, r.curStart = r.curMin, sample, now
+	} else {
+		r.curMin = min(r.curMin, sample)
+	}
+	switch {
+	case sample <= r.base:
+		r.base, r.baseAt = sample, now
+	case now.Sub(r.baseAt) >= baseRTTWindow:
+		r.base, r.baseAt = r.recentMin(), now
+	}
+}
+
+// recentMin is the smallest sample of the last one to two smoothed RTTs.
+func (r *rttEstimator) recentMin() time.Duration { return min(r.curMin, r.prevMin) }
+
+// queueing reports whether the recent minimum RTT stands above the base
+// RTT by more than allowance plus a quarter of the base: the path's
+// bottleneck holds a queue. Jitter alone does not raise the minimum of
+// a round's samples, so it does not count. Without a sample it reports
+// false.
+func (r *rttEstimator) queueing(allowance time.Duration) bool {
+	return r.hasSample && r.recentMin() > r.base+r.base/4+allowance
 }
 
 // rto is RakNet's sliding-window timeout 2·SRTT + 4·RTTVAR + 30 ms,

@@ -14,7 +14,7 @@ func TestRTTEstimatorAndRTO(t *testing.T) {
 	if got := r.rto(&cfg, 0); got != DefaultInitialRTO {
 		t.Errorf("RTO before a sample = %v, want %v", got, DefaultInitialRTO)
 	}
-	r.update(100 * time.Millisecond)
+	r.update(100*time.Millisecond, epoch)
 	if r.srtt != 100*time.Millisecond || r.rttvar != 50*time.Millisecond || r.minRTT != 100*time.Millisecond {
 		t.Errorf("after one sample: %+v", r)
 	}
@@ -28,12 +28,12 @@ func TestRTTEstimatorAndRTO(t *testing.T) {
 	if got := r.rto(&cfg, 10); got != cfg.DeadTimeout/8 {
 		t.Errorf("RTO with long backoff = %v, want the ceiling %v", got, cfg.DeadTimeout/8)
 	}
-	r.update(20 * time.Millisecond)
+	r.update(20*time.Millisecond, epoch)
 	if r.minRTT != 20*time.Millisecond || r.srtt != 90*time.Millisecond || r.latest != 20*time.Millisecond {
 		t.Errorf("after a lower sample: %+v", r)
 	}
 	for range 100 {
-		r.update(time.Microsecond)
+		r.update(time.Microsecond, epoch)
 	}
 	if got := r.rto(&cfg, 0); got != cfg.RTOMin {
 		t.Errorf("RTO on a fast path = %v, want the floor %v", got, cfg.RTOMin)
@@ -48,12 +48,16 @@ func TestCongestionController(t *testing.T) {
 		t.Fatal("window admission wrong")
 	}
 	start := c.cwnd
-	c.onAck(mss, t0)
+	c.onAck(mss, t0, t0, false)
 	if c.cwnd != start+mss {
 		t.Errorf("slow start: %d after one ACK, want %d", c.cwnd, start+mss)
 	}
-	// A loss halves the window when the path shows queueing delay...
+	// Random loss (no queueing delay, low loss rate) leaves the window.
 	before := c.cwnd
+	if c.onLoss(t0, t0.Add(time.Millisecond), false) || c.cwnd != before {
+		t.Errorf("random loss cut the window: %d, want %d", c.cwnd, before)
+	}
+	// A loss halves the window when the path shows queueing delay...
 	if !c.onLoss(t0, t0.Add(time.Millisecond), true) || c.cwnd != before/2 {
 		t.Errorf("loss with queueing: cwnd %d, want %d", c.cwnd, before/2)
 	}
@@ -63,16 +67,40 @@ func TestCongestionController(t *testing.T) {
 		t.Error("second loss of the same episode cut again")
 	}
 	w := c.cwnd
-	c.onAck(mss, t0)
+	c.onAck(mss, t0, t0.Add(3*time.Millisecond), false)
 	if c.cwnd != w {
 		t.Error("acknowledgement from before the cut grew the window")
 	}
-	// A later loss without queueing delay takes 15%.
-	c.onAck(mss, t0.Add(5*time.Millisecond)) // ends recovery; congestion avoidance
+	// Queueing delay ends slow start without a loss.
+	c = newCongestionController(mss)
+	c.onAck(mss, t0, t0, true)
+	if c.inSlowStart() || c.cwnd != initialWindowDatagrams*mss {
+		t.Errorf("queueing in slow start: cwnd %d ssthresh %d", c.cwnd, c.ssthresh)
+	}
+	// A loss rate above lossTolerance shrinks the window by 30% even
+	// without queueing delay (a bottleneck too shallow to show delay);
+	// one loss in ten never does.
+	now := t0.Add(time.Second)
+	for i := range 200 {
+		if i%10 == 0 && c.onLoss(now, now, false) {
+			t.Fatalf("cut at 10%% loss, rate %.3f", c.lossEWMA)
+		}
+		c.onAck(mss, now, now, false)
+	}
 	w = c.cwnd
-	c.onLoss(t0.Add(10*time.Millisecond), t0.Add(20*time.Millisecond), false)
-	if c.cwnd != w*85/100 {
-		t.Errorf("random loss: cwnd %d, want %d", c.cwnd, w*85/100)
+	cut := false
+	for i := 0; !cut && i < 64; i++ {
+		if i%2 == 0 {
+			c.onAck(mss, now, now, false)
+			continue
+		}
+		cut = c.onLoss(now, now.Add(time.Duration(i)*time.Millisecond), false)
+	}
+	if !cut || c.lossEWMA <= lossTolerance {
+		t.Fatalf("half the datagrams lost: cut %v, rate %.3f", cut, c.lossEWMA)
+	}
+	if w2 := c.cwnd; w2 > w*7/10+10*mss || w2 < w*7/10*7/10 {
+		t.Errorf("cut to %d from about %d, want about 70%%", w2, w)
 	}
 	for range 10 {
 		c.onLoss(t0.Add(time.Hour), t0.Add(time.Hour+time.Second), true)

@@ -1,0 +1,266 @@
+package reliability
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/netrak/netrak/transport"
+)
+
+// The congestion-control harness: bulk reliable-ordered transfers between
+// engines over links shaped by transport.Shaper, the impairment model the
+// simulated network and the UDP relay apply, driven by one goroutine and a
+// fake clock that jumps from event to event. Unlike simnet, whose links
+// are per address pair, it lets several flows share one bottleneck (one
+// Shaper, one queue), and it is deterministic by construction: every
+// input is a function of the seeds.
+
+var ccReport = flag.Bool("ccreport", false, "print the congestion-control scenario table")
+
+// ccLink is one scenario's path.
+type ccLink struct {
+	name  string
+	fwd   transport.Impairment // data direction, shared by every flow
+	rev   transport.Impairment // ACK direction, shared by every flow
+	flows int
+}
+
+// ccResult is what one run measured.
+type ccResult struct {
+	elapsed     time.Duration // until every flow delivered everything
+	flowTime    []time.Duration
+	bytes       int // per flow
+	resends     uint64
+	lost        uint64 // datagrams the senders declared lost
+	linkDropped uint64 // data datagrams the forward link dropped (loss + queue)
+	queueDrops  uint64
+	sent        uint64 // data datagrams offered to the forward link
+}
+
+func (r ccResult) goodput() float64 {
+	return float64(r.bytes) * float64(len(r.flowTime)) / r.elapsed.Seconds() / 1e6
+}
+
+// spurious is resends beyond what the link's drops justify.
+func (r ccResult) spurious() int64 { return int64(r.lost) - int64(r.linkDropped) }
+
+type ccPkt struct {
+	at   time.Time
+	seq  int
+	flow int
+	to   int // 0 sender, 1 receiver
+	b    []byte
+}
+
+// ccMessageSizes is the bulk workload: total bytes in messages of 1 KiB to
+// 64 KiB, sizes from a fixed sequence.
+func ccMessageSizes(total int) []int {
+	var out []int
+	x := uint32(12345)
+	for sum := 0; sum < total; {
+		x = x*1103515245 + 12345
+		size := 1024 << ((x >> 16) % 7) // 1, 2, 4, ... 64 KiB
+		size = min(size, total-sum)
+		out = append(out, size)
+		sum += size
+	}
+	return out
+}
+
+// runCC transfers total bytes per flow, each flow's sender starting
+// stagger after the previous one, and fails tb past limit of simulated
+// time.
+func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.Duration) ccResult {
+	tb.Helper()
+	var fc, rc transport.ImpairmentCounters
+	fwd := transport.NewShaper(l.fwd, seed, 1, &fc)
+	rev := transport.NewShaper(l.rev, seed, 2, &rc)
+	type flow struct {
+		e       [2]*Engine
+		start   time.Time
+		pending []int
+		got     int
+		done    time.Time
+	}
+	now := epoch
+	flows := make([]*flow, l.flows)
+	sizes := ccMessageSizes(total)
+	for i := range flows {
+		f := &flow{start: now.Add(time.Duration(i) * stagger), pending: sizes}
+		for j := range f.e {
+			e, err := New(Config{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			f.e[j] = e
+		}
+		flows[i] = f
+	}
+	var q []ccPkt
+	seq := 0
+	var buf []byte
+	msg := make([]byte, 64<<10)
+	var dataSent uint64
+	pump := func() {
+		for fi, f := range flows {
+			if now.Before(f.start) {
+				continue
+			}
+			for len(f.pending) > 0 {
+				if _, err := f.e[0].Send(msg[:f.pending[0]], ReliableOrdered, 0, Medium, now); err != nil {
+					break
+				}
+				f.pending = f.pending[1:]
+			}
+			for side, e := range f.e {
+				for {
+					var ok bool
+					buf, ok = e.AppendDatagram(buf[:0], now)
+					if !ok {
+						break
+					}
+					sh := fwd
+					if side == 1 {
+						sh = rev
+					} else if ClassifyDatagram(buf) == DatagramData {
+						dataSent++
+					}
+					fate := sh.Decide(now, len(buf))
+					for c := range fate.Copies {
+						seq++
+						k := ccPkt{at: now.Add(fate.Delay[c]), seq: seq, flow: fi, to: 1 - side, b: slices.Clone(buf)}
+						i, _ := slices.BinarySearchFunc(q, k, func(a, b ccPkt) int {
+							if c := a.at.Compare(b.at); c != 0 {
+								return c
+							}
+							return a.seq - b.seq
+						})
+						q = slices.Insert(q, i, k)
+					}
+				}
+			}
+			for {
+				m, ok := f.e[1].ReadMessage()
+				if !ok {
+					break
+				}
+				f.got += len(m.Payload)
+				if f.got == total && f.done.IsZero() {
+					f.done = now
+				}
+			}
+		}
+	}
+	finished := func() bool {
+		for _, f := range flows {
+			if f.done.IsZero() {
+				return false
+			}
+		}
+		return true
+	}
+	end := now.Add(limit)
+	pump()
+	for !finished() {
+		var t time.Time
+		earliest := func(c time.Time) {
+			if !c.IsZero() && (t.IsZero() || c.Before(t)) {
+				t = c
+			}
+		}
+		if len(q) > 0 {
+			earliest(q[0].at)
+		}
+		for _, f := range flows {
+			if now.Before(f.start) {
+				earliest(f.start)
+				continue
+			}
+			for _, e := range f.e {
+				earliest(e.NextTimeout())
+			}
+		}
+		if t.IsZero() {
+			tb.Fatalf("%s: simulation idle at %v", l.name, now.Sub(epoch))
+		}
+		if t.After(now) {
+			now = t
+		}
+		if now.After(end) {
+			for i, f := range flows {
+				tb.Logf("flow %d: got %d of %d; sender %+v", i, f.got, total, f.e[0].Stats())
+			}
+			tb.Fatalf("%s: transfer did not finish within %v", l.name, limit)
+		}
+		for len(q) > 0 && !q[0].at.After(now) {
+			k := q[0]
+			q = q[1:]
+			flows[k.flow].e[k.to].Receive(k.b, now)
+		}
+		pump()
+	}
+	r := ccResult{bytes: total, sent: dataSent}
+	for _, f := range flows {
+		r.flowTime = append(r.flowTime, f.done.Sub(f.start))
+		r.elapsed = max(r.elapsed, f.done.Sub(epoch))
+		s := f.e[0].Stats()
+		r.resends += s.Resends
+		r.lost += s.DatagramsLost
+		if testing.Verbose() && *ccReport {
+			tb.Logf("%s sender: cwnd %d srtt %v min %v", l.name, s.CongestionWindow, s.SmoothedRTT, s.MinRTT)
+		}
+	}
+	fs := fc.Snapshot()
+	r.linkDropped = fs.DroppedLoss + fs.DroppedQueue
+	r.queueDrops = fs.DroppedQueue
+	return r
+}
+
+// ccScenarios are the links of the report. RTTs are two one-way latencies.
+var ccScenarios = []ccLink{
+	{name: "a: clean 30ms, 2MB/s cap, 64KB queue",
+		fwd:   transport.Impairment{Latency: 15 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 64 << 10},
+		rev:   transport.Impairment{Latency: 15 * time.Millisecond},
+		flows: 1},
+	{name: "b: 10% loss, 60ms, jitter ±10ms",
+		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10},
+		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10},
+		flows: 1},
+	{name: "c: 2% loss, 60ms",
+		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Loss: 0.02},
+		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Loss: 0.02},
+		flows: 1},
+	{name: "d: 60ms, jitter ±10ms, 2% reorder, 2% dup",
+		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Reorder: 0.02, Duplicate: 0.02},
+		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Reorder: 0.02, Duplicate: 0.02},
+		flows: 1},
+	{name: "e: 2 flows, 30ms, 2MB/s cap, 64KB queue",
+		fwd:   transport.Impairment{Latency: 15 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 64 << 10},
+		rev:   transport.Impairment{Latency: 15 * time.Millisecond},
+		flows: 2},
+	{name: "f: demo link: 10% loss, 30±10ms, 2% dup, 2% reorder",
+		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10, Reorder: 0.02, Duplicate: 0.02},
+		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10, Reorder: 0.02, Duplicate: 0.02},
+		flows: 1},
+}
+
+const (
+	ccBytes   = 2 << 20
+	ccStagger = 500 * time.Millisecond
+	ccLimit   = 600 * time.Second
+)
+
+// TestCongestionReport prints the scenario table with -ccreport.
+func TestCongestionReport(t *testing.T) {
+	if !*ccReport {
+		t.Skip("run with -ccreport to print the congestion-control table")
+	}
+	t.Logf("%-52s %8s %8s %8s %9s %8s %s", "link", "MB/s", "resends", "lost", "linkdrop", "qdrops", "flow times")
+	for _, l := range ccScenarios {
+		r := runCC(t, l, 1, ccBytes, ccStagger, ccLimit)
+		t.Logf("%-52s %8.3f %8d %8d %9d %8d %v", l.name, r.goodput(), r.resends, r.lost, r.linkDropped, r.queueDrops, fmt.Sprint(r.flowTime))
+	}
+}
