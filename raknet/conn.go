@@ -221,69 +221,70 @@ func (c *Conn) endedErrLocked() error {
 
 // Read reads bytes of the next user message into b. See Conn for how
 // messages map to reads. It returns io.EOF after the peer closed the
-// connection and everything it sent before has been read.
+// connection and everything it sent before has been read. A message that
+// fits b is copied once, from the engine into b, with no allocation.
 func (c *Conn) Read(b []byte) (int, error) {
-	for {
-		c.mu.Lock()
-		if c.userClosed {
-			c.mu.Unlock()
-			return 0, c.opError("read", net.ErrClosed)
-		}
-		if c.rdl.expired() {
-			c.mu.Unlock()
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
-		}
-		if c.s.hasMessage() {
-			n := c.s.read(b)
-			c.afterReadLocked()
-			return n, nil
-		}
-		if c.s.peerClosed {
-			c.mu.Unlock()
-			return 0, io.EOF
-		}
-		if c.s.state == stateClosed {
-			err := c.endedErrLocked()
-			c.mu.Unlock()
-			return 0, c.opError("read", err)
-		}
-		if err := c.waitLocked(&c.readWaiting, c.readable, c.rdl); err != nil {
-			return 0, c.opError("read", err)
-		}
+	if err := c.awaitMessage(); err != nil {
+		return 0, err
 	}
+	n := c.s.read(b)
+	c.afterReadLocked()
+	return n, nil
 }
 
 // ReadMessage returns the next user message whole, with the reliability
 // and channel it arrived with. After a partial Read it returns the rest of
 // that message. It honours the read deadline and returns io.EOF like
-// Read.
+// Read. The returned Data is the caller's, which costs an allocation per
+// message; ReadMessageInto reuses a buffer instead.
 func (c *Conn) ReadMessage() (Message, error) {
+	if err := c.awaitMessage(); err != nil {
+		return Message{}, err
+	}
+	m := c.s.readMessage()
+	c.afterReadLocked()
+	return m, nil
+}
+
+// ReadMessageInto is ReadMessage copying the message into buf: Data is
+// buf[:len(message)] when buf has the capacity, otherwise a new buffer
+// (pass it back in next time). A reader that reuses a large enough buffer
+// allocates nothing per message.
+func (c *Conn) ReadMessageInto(buf []byte) (Message, error) {
+	if err := c.awaitMessage(); err != nil {
+		return Message{}, err
+	}
+	m := c.s.readMessageInto(buf)
+	c.afterReadLocked()
+	return m, nil
+}
+
+// awaitMessage waits until a user message is ready for the reader
+// and returns nil with c.mu held, or the read's error with it released:
+// Close, the read deadline, io.EOF after the peer closed, or the end of
+// the connection.
+func (c *Conn) awaitMessage() error {
 	for {
 		c.mu.Lock()
-		if c.userClosed {
-			c.mu.Unlock()
-			return Message{}, c.opError("read", net.ErrClosed)
+		var err error
+		switch {
+		case c.userClosed:
+			err = c.opError("read", net.ErrClosed)
+		case c.rdl.expired():
+			err = c.opError("read", os.ErrDeadlineExceeded)
+		case c.s.hasMessage():
+			return nil
+		case c.s.peerClosed:
+			err = io.EOF
+		case c.s.state == stateClosed:
+			err = c.opError("read", c.endedErrLocked())
 		}
-		if c.rdl.expired() {
+		if err != nil {
 			c.mu.Unlock()
-			return Message{}, c.opError("read", os.ErrDeadlineExceeded)
-		}
-		if c.s.hasMessage() {
-			m := c.s.readMessage()
-			c.afterReadLocked()
-			return m, nil
-		}
-		if c.s.peerClosed {
-			c.mu.Unlock()
-			return Message{}, io.EOF
-		}
-		if c.s.state == stateClosed {
-			err := c.endedErrLocked()
-			c.mu.Unlock()
-			return Message{}, c.opError("read", err)
+			return err
 		}
 		if err := c.waitLocked(&c.readWaiting, c.readable, c.rdl); err != nil {
-			return Message{}, c.opError("read", err)
+			return c.opError("read", err)
 		}
 	}
 }

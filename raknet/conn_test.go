@@ -202,6 +202,41 @@ func TestConnPartialRead(t *testing.T) {
 	}
 }
 
+// ReadMessageInto fills the caller's buffer when it is large enough,
+// hands back a larger one when not, and after a partial Read returns the
+// rest of the message, as ReadMessage does.
+func TestConnReadMessageInto(t *testing.T) {
+	l := listenLoopback(t, ListenConfig{})
+	go serveEcho(l)
+	c := dialLoopback(t, DialConfig{}, l.Addr())
+	defer c.Close()
+	for i := 2; i <= 4; i++ { // 100, 576 and 1400 bytes
+		if _, err := c.WriteMessage(echoMessage(i), reliability.ReliableOrdered, 3, reliability.High); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 600)
+	m, err := c.ReadMessageInto(buf)
+	if err != nil || !bytes.Equal(m.Data, echoMessage(2)) || &m.Data[0] != &buf[0] {
+		t.Fatalf("first message: %d bytes, %v, in the buffer passed: %v", len(m.Data), err, err == nil && &m.Data[0] == &buf[0])
+	}
+	if m.Reliability != reliability.ReliableOrdered || m.Channel != 3 {
+		t.Errorf("first message came as %v on channel %d", m.Reliability, m.Channel)
+	}
+	if n, err := c.Read(buf[:76]); n != 76 || err != nil {
+		t.Fatalf("partial read: %d, %v", n, err)
+	}
+	m, err = c.ReadMessageInto(buf[:0])
+	if err != nil || !bytes.Equal(m.Data, echoMessage(3)[76:]) || &m.Data[0] != &buf[0] {
+		t.Fatalf("rest of the second message: %d bytes, %v", len(m.Data), err)
+	}
+	m, err = c.ReadMessageInto(buf)
+	if err != nil || !bytes.Equal(m.Data, echoMessage(4)) {
+		t.Fatalf("third message, larger than the buffer: %d bytes, %v", len(m.Data), err)
+	}
+}
+
 func TestConnDeadlines(t *testing.T) {
 	l := listenLoopback(t, ListenConfig{})
 	go serveEcho(l)

@@ -44,7 +44,11 @@
 //
 // A Conn carries user messages: Read and Write use reliable-ordered
 // messages on channel 0; WriteMessage and ReadMessage choose the
-// reliability, channel and priority, with receipts (ReadReceipt). Close
+// reliability, channel and priority, with receipts (ReadReceipt). In steady
+// state Write, Read and ReadMessageInto allocate nothing per message: the
+// engine copies what is written, and received messages wait for the reader
+// in recycled buffers. ReadMessage hands each message over in a buffer of
+// its own. Close
 // sends a disconnection notification after the data already written and
 // waits, boundedly, for the peer to acknowledge it; the peer reads io.EOF.
 // Connected pings measure the RTT and keep idle connections alive; a peer

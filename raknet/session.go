@@ -37,7 +37,8 @@ const (
 // Message is a user message received on a connection.
 type Message struct {
 	// Data is the message, starting with its identifier byte. The caller
-	// owns it.
+	// owns it: from ReadMessage it is a fresh buffer, from ReadMessageInto
+	// the buffer passed in (or a larger one if that was too small).
 	Data []byte
 	// Reliability and Channel are what the frame carried on the wire.
 	Reliability reliability.Reliability
@@ -90,10 +91,11 @@ type session struct {
 	sendDisconnect bool // a disconnection notification still has to be queued
 	peerClosed     bool
 
-	queue   []Message // user messages for the reader
+	queue   []Message // user messages for the reader; Data from bufs
 	qhead   int
 	partial int // bytes of queue[qhead] already returned by Read
 	queued  int // bytes in queue
+	bufs    bufferPool
 
 	events        []reliability.Event
 	eventsDropped uint64
@@ -106,6 +108,7 @@ func newSession(cfg sessionConfig, now time.Time) (*session, error) {
 		return nil, err
 	}
 	s := &session{cfg: cfg, eng: eng, lastRecv: now, handshakeDeadline: now.Add(cfg.handshakeTimeout)}
+	s.bufs.maxFree = cfg.receiveBuffer
 	if cfg.client {
 		req := ConnectionRequest{ClientGUID: cfg.guid, Time: now.UnixMilli()}
 		s.sendInternal(req.Append(s.scratch[:0]), reliability.Reliable, now)
@@ -198,7 +201,8 @@ func (s *session) handle(m reliability.Message, now time.Time) {
 	if s.peerClosed || s.closing {
 		return
 	}
-	data := make([]byte, len(p))
+	// The engine's payload is only valid until its next ReadMessage.
+	data := s.bufs.get(len(p))
 	copy(data, p)
 	s.queue = append(s.queue, Message{Data: data, Reliability: m.Reliability, Channel: m.Channel})
 	s.queued += len(data)
@@ -401,21 +405,34 @@ func (s *session) read(b []byte) int {
 	n := copy(b, m.Data[s.partial:])
 	s.partial += n
 	if s.partial == len(m.Data) {
-		s.pop()
+		s.pop(true)
 	}
 	return n
 }
 
-// readMessage removes the head message; after a partial read, the rest
-// of it.
+// readMessage removes the head message, after a partial read the rest of
+// it, and gives its buffer to the caller.
 func (s *session) readMessage() Message {
 	m := s.queue[s.qhead]
-	m.Data = m.Data[s.partial:]
-	s.pop()
+	m.Data = m.Data[s.partial:len(m.Data):len(m.Data)]
+	s.pop(false)
 	return m
 }
 
-func (s *session) pop() {
+// readMessageInto is readMessage copying into buf[:0] (grown if too
+// small), so that the queue's buffer can be recycled.
+func (s *session) readMessageInto(buf []byte) Message {
+	m := s.queue[s.qhead]
+	m.Data = append(buf[:0], m.Data[s.partial:]...)
+	s.pop(true)
+	return m
+}
+
+// pop removes the head message; recycle says its buffer is free again.
+func (s *session) pop(recycle bool) {
+	if recycle {
+		s.bufs.put(s.queue[s.qhead].Data)
+	}
 	s.queued -= len(s.queue[s.qhead].Data)
 	s.queue[s.qhead] = Message{}
 	s.qhead++
