@@ -209,9 +209,6 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 		s := f.e[0].Stats()
 		r.resends += s.Resends
 		r.lost += s.DatagramsLost
-		if testing.Verbose() && *ccReport {
-			tb.Logf("%s sender: cwnd %d srtt %v min %v", l.name, s.CongestionWindow, s.SmoothedRTT, s.MinRTT)
-		}
 	}
 	fs := fc.Snapshot()
 	r.linkDropped = fs.DroppedLoss + fs.DroppedQueue
@@ -245,6 +242,14 @@ var ccScenarios = []ccLink{
 		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10, Reorder: 0.02, Duplicate: 0.02},
 		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.10, Reorder: 0.02, Duplicate: 0.02},
 		flows: 1},
+	{name: "g: 30ms, 2MB/s cap, shallow 8KB queue",
+		fwd:   transport.Impairment{Latency: 15 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 8 << 10},
+		rev:   transport.Impairment{Latency: 15 * time.Millisecond},
+		flows: 1},
+	{name: "h: 60ms ±5ms, 2MB/s cap, 64KB queue, 2% loss",
+		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 5 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 64 << 10, Loss: 0.02},
+		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.02},
+		flows: 1},
 }
 
 const (
@@ -258,9 +263,87 @@ func TestCongestionReport(t *testing.T) {
 	if !*ccReport {
 		t.Skip("run with -ccreport to print the congestion-control table")
 	}
-	t.Logf("%-52s %8s %8s %8s %9s %8s %s", "link", "MB/s", "resends", "lost", "linkdrop", "qdrops", "flow times")
-	for _, l := range ccScenarios {
-		r := runCC(t, l, 1, ccBytes, ccStagger, ccLimit)
-		t.Logf("%-52s %8.3f %8d %8d %9d %8d %v", l.name, r.goodput(), r.resends, r.lost, r.linkDropped, r.queueDrops, fmt.Sprint(r.flowTime))
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Logf("seed %d", seed)
+		t.Logf("%-52s %6s %7s %5s %5s %8s %6s %s", "link", "MB/s", "resends", "lost", "sent", "linkdrop", "qdrops", "flow times")
+		for _, l := range ccScenarios {
+			r := runCC(t, l, seed, ccBytes, ccStagger, ccLimit)
+			t.Logf("%-52s %6.3f %7d %5d %5d %8d %6d %v", l.name, r.goodput(), r.resends, r.lost, r.sent, r.linkDropped, r.queueDrops, fmt.Sprint(r.flowTime))
+		}
+	}
+}
+
+// TestCongestionScenarios holds the controller to what it achieves on the
+// report's links, over three seeds, with thresholds well inside the
+// measured figures (the harness is deterministic, so they do not flake).
+// The figures of the controller it replaced (RakNet-style halving on
+// loss, SRTT-based queueing test, fixed 20 ms NAK delay) are in the
+// comments: b, c, d and f are where it collapsed.
+func TestCongestionScenarios(t *testing.T) {
+	byName := func(prefix string) ccLink {
+		for _, l := range ccScenarios {
+			if l.name[:2] == prefix {
+				return l
+			}
+		}
+		t.Fatalf("no scenario %q", prefix)
+		return ccLink{}
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			run := func(name string) ccResult {
+				r := runCC(t, byName(name), seed, ccBytes, ccStagger, 120*time.Second)
+				t.Logf("%s %.3f MB/s, %d resends, %d lost, %d link drops (%d queue) of %d sent",
+					name, r.goodput(), r.resends, r.lost, r.linkDropped, r.queueDrops, r.sent)
+				return r
+			}
+			// a: a capped link with a BDP-sized queue: the link stays busy
+			// (≥ 70% of the cap; measured 1.77 MB/s, was 1.82) and the queue
+			// overflows only while slow start finds the cap (measured 204
+			// drops in 1,600 datagrams, was 180).
+			if r := run("a:"); r.goodput() < 1.4 || r.queueDrops > 400 {
+				t.Errorf("a: %.3f MB/s with %d queue drops; want ≥ 1.4 MB/s and ≤ 400", r.goodput(), r.queueDrops)
+			}
+			// b: 10% random loss both ways with jitter is not congestion
+			// (measured 2.2 MB/s, was 0.10).
+			if r := run("b:"); r.goodput() < 1.0 {
+				t.Errorf("b: %.3f MB/s, want ≥ 1.0", r.goodput())
+			}
+			// c: 2% loss (measured 3.1 MB/s, was 0.45).
+			if r := run("c:"); r.goodput() < 1.5 {
+				t.Errorf("c: %.3f MB/s, want ≥ 1.5", r.goodput())
+			}
+			// d: jitter, reordering and duplication without loss: nearly
+			// nothing is resent (measured 1 spurious resend, was 83) and the
+			// rate holds (measured 3.4 MB/s, was 0.26).
+			if r := run("d:"); r.lost > 10 || r.goodput() < 1.5 {
+				t.Errorf("d: %d datagrams taken for lost with no loss, %.3f MB/s; want ≤ 10 and ≥ 1.5 MB/s", r.lost, r.goodput())
+			}
+			// e: two flows on one capped link share it without collapse:
+			// together ≥ 70% of the cap (measured 1.75 MB/s, was 1.62), and
+			// neither takes more than three times as long as the other
+			// (measured 2.4 s and 1.6 s).
+			if r := run("e:"); r.goodput() < 1.4 || max(r.flowTime[0], r.flowTime[1]) > 3*min(r.flowTime[0], r.flowTime[1]) {
+				t.Errorf("e: %.3f MB/s, flow times %v", r.goodput(), r.flowTime)
+			}
+			// f: the demo's link (measured 2.1 MB/s, was 0.09).
+			if r := run("f:"); r.goodput() < 1.0 {
+				t.Errorf("f: %.3f MB/s, want ≥ 1.0", r.goodput())
+			}
+			// g: a queue too shallow to show delay: the loss rate alone
+			// backs off, keeping drops bounded (measured 0.63 MB/s with 17%
+			// of datagrams dropped; was 0.33 MB/s with 6%: the price of
+			// tolerating random loss, see congestionController).
+			if r := run("g:"); r.goodput() < 0.4 || r.queueDrops*4 > r.sent {
+				t.Errorf("g: %.3f MB/s, %d of %d dropped; want ≥ 0.4 MB/s and ≤ 25%%", r.goodput(), r.queueDrops, r.sent)
+			}
+			// h: random loss on a capped link: the loss is ignored, the
+			// queue still halves the window (measured 1.5 MB/s with 11% of
+			// datagrams dropped at the queue; was 0.40 MB/s, never reaching
+			// the cap).
+			if r := run("h:"); r.goodput() < 0.9 || r.queueDrops*5 > r.sent {
+				t.Errorf("h: %.3f MB/s, %d of %d dropped at the queue", r.goodput(), r.queueDrops, r.sent)
+			}
+		})
 	}
 }

@@ -15,7 +15,7 @@ import "time"
 //     (rttEstimator.recentMin) rises above the path's base RTT. Jitter
 //     moves single samples both ways but not the minimum of many, so
 //     unlike the smoothed RTT this does not mistake jitter for queueing.
-//   - Loss rate: a moving average over about the last 64 datagrams.
+//   - Loss rate: a moving average over about the last 128 datagrams.
 //
 // Loss while the queue signal is up is congestion: the window halves, at
 // most once per round trip. Loss with no queueing delay is taken as random
@@ -23,7 +23,7 @@ import "time"
 // loss rate exceeds lossTolerance, which a bottleneck with too shallow a
 // queue to show delay produces when it overflows; then the window shrinks
 // by 30%. Slow start also ends when the queue signal comes up, before the
-// queue overflows (as HyStart does), so the first overshoot costs little.
+// queue overflows (as HyStart does).
 //
 // Sending is paced by a token bucket, so a full window never leaves as one
 // burst.
@@ -39,6 +39,10 @@ type congestionController struct {
 	// lossEWMA is a moving average of datagram outcomes (1 lost, 0
 	// acknowledged), weight lossEWMAWeight each: the recent loss rate.
 	lossEWMA float64
+	// sinceRateCut counts datagram outcomes since the last cut the loss
+	// rate made: the average needs that long to reflect the new window,
+	// so it may not cut again before.
+	sinceRateCut int
 
 	// Pacing: tokens are bytes that may leave now; they refill at
 	// gain·cwnd/SRTT up to burst bytes.
@@ -53,10 +57,11 @@ const (
 	pacingBurstDatagrams   = 16
 	// lossTolerance is the recent loss rate above which loss without
 	// queueing delay still shrinks the window. lossEWMAWeight makes
-	// "recent" about the last 64 datagrams, enough that 10% random loss
-	// stays well below it (its standard deviation is then about 3%).
+	// "recent" about the last lossMemory datagrams, enough that 10% random
+	// loss stays well below it (its standard deviation is then about 2%).
 	lossTolerance  = 0.2
-	lossEWMAWeight = 1.0 / 64
+	lossMemory     = 64
+	lossEWMAWeight = 1.0 / lossMemory
 )
 
 func newCongestionController(mss int) congestionController {
@@ -82,6 +87,7 @@ func (c *congestionController) canSend(inFlight, size int) bool {
 // queueing is the delay signal at now.
 func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing bool) {
 	c.lossEWMA -= c.lossEWMA * lossEWMAWeight
+	c.sinceRateCut++
 	if c.recovering && !sentAt.After(c.recoveryStart) {
 		return // acknowledgements from before the cut do not grow it
 	}
@@ -107,6 +113,7 @@ func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing 
 // reports whether the window was cut. queueing is the delay signal at now.
 func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool {
 	c.lossEWMA += (1 - c.lossEWMA) * lossEWMAWeight
+	c.sinceRateCut++
 	if c.recovering && !sentAt.After(c.recoveryStart) {
 		return false
 	}
@@ -114,7 +121,8 @@ func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool
 	switch {
 	case queueing:
 		cwnd = c.cwnd / 2
-	case c.lossEWMA > lossTolerance:
+	case c.lossEWMA > lossTolerance && c.sinceRateCut >= lossMemory:
+		c.sinceRateCut = 0
 		cwnd = c.cwnd * 7 / 10
 	default:
 		return false // random loss: resend, keep the rate

@@ -315,15 +315,14 @@ func (e *Engine) lose(d *sentDatagram, now time.Time) {
 		e.finish(m, EventLost)
 	}
 	e.inFlight -= d.size
-	e.cc.onLoss(d.sentAt, now, e.queueing() || !e.rtt.hasSample)
+	e.cc.onLoss(d.sentAt, now, e.queueing())
 	e.stats.DatagramsLost++
 	e.stats.LossRate += (1 - e.stats.LossRate) * lossWeight
 	e.sent.retire(d)
 }
 
 // queueing reports whether the path shows queueing delay (see
-// rttEstimator.queueing); a loss before the first RTT sample is taken as
-// congestion all the same, the cautious reading. The allowance is the ACK delay: the peer holds
+// rttEstimator.queueing). The allowance is the ACK delay: the peer holds
 // acknowledgements up to that long, which every RTT sample may include.
 func (e *Engine) queueing() bool { return e.rtt.queueing(e.cfg.ACKDelay) }
 

@@ -8,7 +8,7 @@ import "time"
 //
 // For the congestion controller's queueing signal it also keeps a recent
 // minimum (the smallest sample of the current and the previous window of
-// at least one smoothed RTT) and a base RTT (the smallest sample of the
+// at least one smoothed RTT and minWindowSamples samples) and a base RTT (the smallest sample of the
 // last baseRTTWindow, so a route change to a longer path is eventually
 // accepted rather than read as a standing queue forever).
 type rttEstimator struct {
@@ -17,12 +17,19 @@ type rttEstimator struct {
 
 	curMin, prevMin time.Duration
 	curStart        time.Time
+	curN            int // samples in the current window
 	base            time.Duration
 	baseAt          time.Time
 }
 
-// baseRTTWindow is how long the base RTT holds without a sample as low.
-const baseRTTWindow = 10 * time.Second
+const (
+	// baseRTTWindow is how long the base RTT holds without a sample as low.
+	baseRTTWindow = 10 * time.Second
+	// minWindowSamples is the fewest samples a recent-minimum window
+	// holds: the minimum of fewer jittery samples still stands well above
+	// the path's floor.
+	minWindowSamples = 8
+)
 
 func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 	if sample < 0 {
@@ -34,7 +41,7 @@ func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 		r.srtt = sample
 		r.rttvar = sample / 2
 		r.minRTT = sample
-		r.curMin, r.prevMin, r.curStart = sample, sample, now
+		r.curMin, r.prevMin, r.curStart, r.curN = sample, sample, now, 1
 		r.base, r.baseAt = sample, now
 		return
 	}
@@ -46,10 +53,11 @@ func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 	r.rttvar = (3*r.rttvar + diff) / 4
 	r.srtt = (7*r.srtt + sample) / 8
 
-	if now.Sub(r.curStart) >= max(r.srtt, time.Millisecond) {
-		r.prevMin, r.curMin, r.curStart = r.curMin, sample, now
+	if r.curN >= minWindowSamples && now.Sub(r.curStart) >= max(r.srtt, time.Millisecond) {
+		r.prevMin, r.curMin, r.curStart, r.curN = r.curMin, sample, now, 1
 	} else {
 		r.curMin = min(r.curMin, sample)
+		r.curN++
 	}
 	switch {
 	case sample <= r.base:
@@ -59,7 +67,7 @@ func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 	}
 }
 
-// recentMin is the smallest sample of the last one to two smoothed RTTs.
+// recentMin is the smallest sample of the last one to two windows.
 func (r *rttEstimator) recentMin() time.Duration { return min(r.curMin, r.prevMin) }
 
 // queueing reports whether the recent minimum RTT stands above the base
