@@ -15,14 +15,22 @@ import "time"
 //     (rttEstimator.recentMin) rises above the path's base RTT. Jitter
 //     moves single samples both ways but not the minimum of many, so
 //     unlike the smoothed RTT this does not mistake jitter for queueing.
-//   - Loss rate: a moving average over about the last 128 datagrams.
+//   - Loss rate: a moving average over about the last 64 datagrams.
 //
 // Loss while the queue signal is up is congestion: the window halves, at
 // most once per round trip. Loss with no queueing delay is taken as random
 // and leaves the window alone (the frames are simply resent) unless the
 // loss rate exceeds lossTolerance, which a bottleneck with too shallow a
 // queue to show delay produces when it overflows; then the window shrinks
-// by 30%. Slow start also ends when the queue signal comes up, before the
+// by 30%, at most once per lossMemory datagrams (the average needs that
+// long to reflect the smaller window).
+//
+// The price: without a delay signal, overflow loss and random loss of the
+// same rate look alike, so on a bottleneck whose queue is too shallow to
+// show delay the flow settles near lossTolerance loss (the harness's
+// scenario g measures 17%), where the reference settled near 6% at half
+// the goodput. Deep queues, the common case on Wi-Fi and mobile links,
+// show delay and are handled by halving. Slow start also ends when the queue signal comes up, before the
 // queue overflows (as HyStart does).
 //
 // Sending is paced by a token bucket, so a full window never leaves as one

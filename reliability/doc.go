@@ -107,8 +107,12 @@
 //     (10 ms), coalesced into range lists that go out in ascending numeric
 //     order and merged, as patched RakNet builds require. Each ACK also
 //     repeats the previous one's ranges, so one lost ACK does not cause
-//     spurious resends. Gaps are NAKed after twice the ACK delay (a
-//     reordering allowance); a NAK makes the sender resend at once.
+//     spurious resends. Each gap in the datagram numbers is NAKed once it
+//     has been open for the reordering allowance: twice the ACK delay, or
+//     more when the path has recently delivered datagrams later than that
+//     (an eighth over the latest lateness seen, held 10 s, at most 250 ms
+//     and one smoothed RTT), so reordering does not cause resends. A NAK
+//     makes the sender resend at once.
 //   - Retransmission: every datagram gets a new number, so resent frames
 //     travel in new datagrams and every ACK gives an unambiguous RTT
 //     sample. The RTO is RakNet's 2·SRTT + 4·RTTVAR + 30 ms, clamped to
@@ -118,10 +122,19 @@
 //     ErrDead). An idle connection has nothing to time out; keep-alives
 //     are the layer above's business.
 //   - Congestion control: a byte-counting window with slow start and
-//     additive increase, cut at most once per round trip on loss: by half
-//     when the RTT shows queueing, by 15% when it does not (random loss on
-//     an idle path). Sending is paced by a token bucket, so a full window
-//     never leaves as one burst.
+//     additive increase, like RakNet's sliding window, which halves on
+//     every NAK and so collapses on Wi-Fi and mobile links, where loss is
+//     mostly random. Instead loss cuts the window only when it looks like
+//     congestion. The queueing signal is the minimum RTT over the last
+//     window or two of at least one smoothed RTT and 8 samples, compared
+//     with the base RTT (the minimum of the last 10 s): a filling
+//     bottleneck queue raises every sample, jitter only spreads them. Loss
+//     with queueing halves the window, at most once per round trip; loss
+//     without it is resent and otherwise ignored, unless the loss rate over
+//     the last 64 datagrams exceeds 20% (a queue too shallow to show
+//     delay), which takes 30%. Queueing also ends slow start before the
+//     queue overflows. Sending is paced by a token bucket, so a full
+//     window never leaves as one burst.
 //   - In flight: at most 4096 reliable message indexes between the lowest
 //     unacknowledged one and the next, 8192 datagrams, and
 //     Config.MaxOutstandingSplits split messages, inside a Minecraft Bedrock

@@ -119,3 +119,48 @@ func TestCongestionController(t *testing.T) {
 		t.Errorf("paced until %v", at.Sub(t0))
 	}
 }
+
+// The queueing signal ignores jitter (the recent minimum stays near the
+// base) and sees a standing queue (every sample rises); the base RTT
+// follows a lasting route change after baseRTTWindow.
+func TestRTTQueueingSignal(t *testing.T) {
+	const allowance = 10 * time.Millisecond
+	var r rttEstimator
+	if r.queueing(allowance) {
+		t.Error("queueing before any sample")
+	}
+	now := epoch
+	x := uint32(1)
+	feed := func(n int, base, spread time.Duration) {
+		for range n {
+			x = x*1664525 + 1013904223
+			r.update(base+time.Duration(uint64(x>>8)%uint64(spread+1)), now)
+			now = now.Add(2 * time.Millisecond)
+		}
+	}
+	// 50 ms with 40 ms of jitter: SRTT sits about 20 ms above the
+	// minimum, the recent minimum does not.
+	feed(500, 50*time.Millisecond, 40*time.Millisecond)
+	if r.queueing(allowance) {
+		t.Errorf("jitter taken for queueing: recent min %v, base %v, srtt %v", r.recentMin(), r.base, r.srtt)
+	}
+	// A queue adds 40 ms to every sample.
+	feed(200, 90*time.Millisecond, 40*time.Millisecond)
+	if !r.queueing(allowance) {
+		t.Errorf("queue not seen: recent min %v, base %v", r.recentMin(), r.base)
+	}
+	// It drains.
+	feed(200, 50*time.Millisecond, 40*time.Millisecond)
+	if r.queueing(allowance) {
+		t.Errorf("drained queue still seen: recent min %v, base %v", r.recentMin(), r.base)
+	}
+	// The route changes to 120 ms for good: after baseRTTWindow the base
+	// follows and the path no longer looks queued.
+	feed(int(baseRTTWindow/(2*time.Millisecond))+100, 120*time.Millisecond, 5*time.Millisecond)
+	if r.queueing(allowance) || r.base < 120*time.Millisecond {
+		t.Errorf("after a route change: base %v, recent min %v", r.base, r.recentMin())
+	}
+	if r.minRTT >= 60*time.Millisecond {
+		t.Errorf("MinRTT %v forgot the all-time minimum", r.minRTT)
+	}
+}

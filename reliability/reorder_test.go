@@ -1,0 +1,127 @@
+package reliability
+
+import (
+	"testing"
+	"time"
+)
+
+func TestReorderTrackerAllowance(t *testing.T) {
+	const floor = 20 * time.Millisecond
+	var r reorderTracker
+	t0 := epoch
+	if got := r.allowance(floor, 0, t0); got != floor {
+		t.Errorf("no reordering seen: %v, want the floor %v", got, floor)
+	}
+	// 0, 1 and 3 arrive; 2 arrives 28 ms after 3 did.
+	r.arrived(0, 0, t0)
+	r.arrived(1, 1, t0.Add(time.Millisecond))
+	r.arrived(3, 2, t0.Add(2*time.Millisecond))
+	r.arrived(2, 4, t0.Add(30*time.Millisecond))
+	if r.late != 28*time.Millisecond {
+		t.Fatalf("lateness %v, want 28ms", r.late)
+	}
+	now := t0.Add(30 * time.Millisecond)
+	if got, want := r.allowance(floor, 0, now), 28*time.Millisecond+28*time.Millisecond/8+time.Millisecond; got != want {
+		t.Errorf("allowance %v, want %v", got, want)
+	}
+	if got := r.allowance(floor, 25*time.Millisecond, now); got != 25*time.Millisecond {
+		t.Errorf("allowance with SRTT 25ms: %v, want the SRTT", got)
+	}
+	// A smaller lateness does not lower it; 10 s without more halves it.
+	r.arrived(5, 4, now)
+	r.arrived(4, 6, now.Add(5*time.Millisecond))
+	if r.late != 28*time.Millisecond {
+		t.Errorf("lateness %v after a smaller sample, want 28ms", r.late)
+	}
+	if got := r.allowance(floor, 0, now.Add(reorderHold)); got != floor || r.late != 14*time.Millisecond {
+		t.Errorf("after the hold: allowance %v (late %v), want the floor (14ms)", got, r.late)
+	}
+	// Lateness is capped.
+	r.arrived(7, 6, now)
+	r.arrived(6, 8, now.Add(time.Second))
+	if got := r.allowance(floor, 0, now.Add(time.Second)); got != maxNAKDelay {
+		t.Errorf("allowance after 1 s lateness: %v, want the cap %v", got, maxNAKDelay)
+	}
+}
+
+// dataDatagram returns a data datagram numbered num with one unreliable
+// frame.
+func dataDatagram(num uint32) []byte {
+	h := DataHeader{Number: num}
+	f := Frame{Reliability: Unreliable, Payload: []byte{byte(num)}}
+	return f.Append(h.Append(nil))
+}
+
+// drainNAKs runs e's output at now and returns the NAK ranges it sent.
+func drainNAKs(t *testing.T, e *Engine, now time.Time) []Range {
+	t.Helper()
+	var got []Range
+	for {
+		b, ok := e.AppendDatagram(nil, now)
+		if !ok {
+			return got
+		}
+		if ClassifyDatagram(b) == DatagramNAK {
+			var a Ack
+			if err := ParseAck(b, &a); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, a.Ranges...)
+		}
+	}
+}
+
+// A receiver NAKs each gap once it has been open for the reordering
+// allowance, which it raises after seeing a datagram arrive late, so that
+// a path that reorders stops causing resends; gaps opened later wait their
+// own turn.
+func TestEngineNAKAdaptsToReordering(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := epoch
+	step := func(d time.Duration) []Range {
+		now = now.Add(d)
+		return drainNAKs(t, e, now)
+	}
+	recv := func(num uint32) { e.Receive(dataDatagram(num), now) }
+
+	// 1 overtakes 0 by 5 ms: inside the 20 ms floor, nothing is NAKed.
+	recv(1)
+	step(5 * time.Millisecond)
+	recv(0)
+	if got := step(30 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("NAKed %v for a datagram 5 ms late", got)
+	}
+	// 3 overtakes 2 by 40 ms: 2 is NAKed at 20 ms (the peer would resend
+	// it for nothing), and the receiver learns the path reorders by 40 ms.
+	recv(3)
+	if got := step(21 * time.Millisecond); len(got) != 1 || got[0] != (Range{2, 2}) {
+		t.Fatalf("NAKs %v, want [2 2] after 21 ms", got)
+	}
+	step(19 * time.Millisecond)
+	recv(2)
+	// Now a 40 ms reordering passes unreported...
+	recv(5)
+	if got := step(40 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("NAKed %v after learning the path reorders by 40 ms", got)
+	}
+	recv(4)
+	// ...and a real loss is reported after the allowance (about 46 ms), a
+	// gap opened 30 ms later only after its own.
+	recv(7)
+	if got := step(30 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("NAKed %v at 30 ms", got)
+	}
+	recv(9)
+	if got := step(17 * time.Millisecond); len(got) != 1 || got[0] != (Range{6, 6}) {
+		t.Fatalf("NAKs %v at 47 ms, want only [6 6]", got)
+	}
+	if got := step(30 * time.Millisecond); len(got) != 1 || got[0] != (Range{8, 8}) {
+		t.Fatalf("NAKs %v for the second gap, want [8 8]", got)
+	}
+	if n := e.Stats().NAKsSent; n != 3 {
+		t.Errorf("%d NAKs sent, want 3", n)
+	}
+}
