@@ -126,9 +126,10 @@
 //     every NAK and so collapses on Wi-Fi and mobile links, where loss is
 //     mostly random. Instead loss cuts the window only when it looks like
 //     congestion. The queueing signal is the minimum RTT over the last
-//     window or two of at least one smoothed RTT and 8 samples, compared
-//     with the base RTT (the minimum of the last 10 s): a filling
-//     bottleneck queue raises every sample, jitter only spreads them. Loss
+//     window or two of at least one smoothed RTT and 8 samples, standing
+//     more than an eighth plus half the ACK delay above the base RTT (the
+//     minimum of the last 10 s): a filling bottleneck queue raises every
+//     sample, jitter only spreads them. Loss
 //     with queueing halves the window, at most once per round trip; loss
 //     without it is resent and otherwise ignored, unless the loss rate over
 //     the last 64 datagrams exceeds 20% (a queue too shallow to show

@@ -71,12 +71,12 @@ func (r *rttEstimator) update(sample time.Duration, now time.Time) {
 func (r *rttEstimator) recentMin() time.Duration { return min(r.curMin, r.prevMin) }
 
 // queueing reports whether the recent minimum RTT stands above the base
-// RTT by more than allowance plus a quarter of the base: the path's
+// RTT by more than allowance plus an eighth of the base: the path's
 // bottleneck holds a queue. Jitter alone does not raise the minimum of
 // a round's samples, so it does not count. Without a sample it reports
 // false.
 func (r *rttEstimator) queueing(allowance time.Duration) bool {
-	return r.hasSample && r.recentMin() > r.base+r.base/4+allowance
+	return r.hasSample && r.recentMin() > r.base+r.base/8+allowance
 }
 
 // rto is RakNet's sliding-window timeout 2·SRTT + 4·RTTVAR + 30 ms,
