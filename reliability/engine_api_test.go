@@ -384,3 +384,34 @@ func TestEngineMinMTU(t *testing.T) {
 		t.Errorf("a %d-byte datagram at MTU %d", longest, MinMTU)
 	}
 }
+
+// Messages held back for ordering never make the receiver refuse the
+// message they wait for: refusing it would stall the channel for good.
+func TestEngineReceiveLimitTakesTheGapFiller(t *testing.T) {
+	e, err := New(Config{MaxReceiveBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := epoch
+	ordered := func(num, index uint32) []byte {
+		h := DataHeader{Number: num}
+		f := Frame{Reliability: ReliableOrdered, ReliableIndex: index, OrderingIndex: index, Payload: make([]byte, 1024)}
+		return f.Append(h.Append(nil))
+	}
+	// Messages 1..4 arrive first and fill the hold (4 × 1024 bytes).
+	for i := uint32(1); i <= 4; i++ {
+		e.Receive(ordered(i, i), now)
+	}
+	if _, ok := e.ReadMessage(); ok {
+		t.Fatal("delivered a message out of order")
+	}
+	// Message 0 arrives: it is taken, and all five are delivered.
+	e.Receive(ordered(5, 0), now)
+	n := 0
+	for _, ok := e.ReadMessage(); ok; _, ok = e.ReadMessage() {
+		n++
+	}
+	if n != 5 {
+		t.Errorf("delivered %d messages, want 5; drops %+v", n, e.Stats().Drops)
+	}
+}
