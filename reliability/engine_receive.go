@@ -50,7 +50,7 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 		e.stats.Drops.ReceiveQueueFull++
 		return
 	}
-	pending, naks := rx.pipe.acks.pendingACK(), rx.pipe.acks.pendingNAK()
+	pending := rx.pipe.acks.pendingACK()
 	next := rx.pipe.acks.next
 	var acked bool
 	rx.ready, acked = rx.pipe.receiveDatagram(rx.ready[:0], b)
@@ -60,7 +60,7 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 	if acked && pending == 0 {
 		rx.ackSince = now
 	}
-	if after := rx.pipe.acks.next; seqDiff(after, next) > 1 && rx.pipe.acks.pendingNAK() > naks-1 {
+	if after := rx.pipe.acks.next; seqDiff(after, next) > 1 {
 		rx.gapOpened(after, now)
 	}
 	for i := range rx.ready {
@@ -156,7 +156,11 @@ func (r *rxState) gapOpened(upTo uint32, now time.Time) {
 func (r *rxState) nakDue(delay time.Duration, now time.Time) time.Time {
 	q := &r.pipe.acks
 	if q.pendingNAK() == 0 {
+		// Every gap is filled or reported: forget the marks, and keep the
+		// cutoff current so that it stays comparable (within 2^23) with
+		// the numbers to come.
 		r.gapLen = 0
+		r.nakCutoff = q.next
 		return time.Time{}
 	}
 	for r.gapLen > 0 && !now.Before(r.gaps[r.gapHead].at.Add(delay)) {

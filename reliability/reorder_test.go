@@ -76,6 +76,12 @@ func drainNAKs(t *testing.T, e *Engine, now time.Time) []Range {
 // a path that reorders stops causing resends; gaps opened later wait their
 // own turn.
 func TestEngineNAKAdaptsToReordering(t *testing.T) {
+	t.Run("from 0", func(t *testing.T) { testNAKAdapts(t, 0) })
+	// Across the 24-bit wrap, after a long run without gaps.
+	t.Run("across the wrap", func(t *testing.T) { testNAKAdapts(t, seqSpace-5) })
+}
+
+func testNAKAdapts(t *testing.T, base uint32) {
 	e, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +91,23 @@ func TestEngineNAKAdaptsToReordering(t *testing.T) {
 		now = now.Add(d)
 		return drainNAKs(t, e, now)
 	}
-	recv := func(num uint32) { e.Receive(dataDatagram(num), now) }
+	// Walk the receiver up to base in steps it accepts, each step a gap
+	// that is NAKed, then a run of datagrams without gaps.
+	for n := uint32(0); n < base-min(base, 2048); n += 20000 {
+		e.Receive(dataDatagram(n), now)
+		step(time.Second)
+	}
+	for n := max(base, 2048) - 2048; n < base; n++ {
+		e.Receive(dataDatagram(n), now)
+	}
+	step(time.Second)
+	naks0 := e.Stats().NAKsSent
+	if d := e.Stats().Drops.DatagramOutOfWindow; d != 0 || e.rx.pipe.acks.next != base {
+		t.Fatalf("setup: next %d, want %d; %d dropped", e.rx.pipe.acks.next, base, d)
+	}
+	num := func(k uint32) uint32 { return seqAdd(base, k) }
+	recv := func(k uint32) { e.Receive(dataDatagram(num(k)), now) }
+	nak := func(k uint32) Range { return Range{num(k), num(k)} }
 
 	// 1 overtakes 0 by 5 ms: inside the 20 ms floor, nothing is NAKed.
 	recv(1)
@@ -97,7 +119,7 @@ func TestEngineNAKAdaptsToReordering(t *testing.T) {
 	// 3 overtakes 2 by 40 ms: 2 is NAKed at 20 ms (the peer would resend
 	// it for nothing), and the receiver learns the path reorders by 40 ms.
 	recv(3)
-	if got := step(21 * time.Millisecond); len(got) != 1 || got[0] != (Range{2, 2}) {
+	if got := step(21 * time.Millisecond); len(got) != 1 || got[0] != nak(2) {
 		t.Fatalf("NAKs %v, want [2 2] after 21 ms", got)
 	}
 	step(19 * time.Millisecond)
@@ -115,13 +137,13 @@ func TestEngineNAKAdaptsToReordering(t *testing.T) {
 		t.Fatalf("NAKed %v at 30 ms", got)
 	}
 	recv(9)
-	if got := step(17 * time.Millisecond); len(got) != 1 || got[0] != (Range{6, 6}) {
+	if got := step(17 * time.Millisecond); len(got) != 1 || got[0] != nak(6) {
 		t.Fatalf("NAKs %v at 47 ms, want only [6 6]", got)
 	}
-	if got := step(30 * time.Millisecond); len(got) != 1 || got[0] != (Range{8, 8}) {
+	if got := step(30 * time.Millisecond); len(got) != 1 || got[0] != nak(8) {
 		t.Fatalf("NAKs %v for the second gap, want [8 8]", got)
 	}
-	if n := e.Stats().NAKsSent; n != 3 {
+	if n := e.Stats().NAKsSent - naks0; n != 3 {
 		t.Errorf("%d NAKs sent, want 3", n)
 	}
 }
