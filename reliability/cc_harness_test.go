@@ -37,7 +37,8 @@ type ccResult struct {
 	lost        uint64 // datagrams the senders declared lost
 	linkDropped uint64 // data datagrams the forward link dropped (loss + queue)
 	queueDrops  uint64
-	sent        uint64 // data datagrams offered to the forward link
+	sent        uint64        // data datagrams offered to the forward link
+	meanRTT     time.Duration // flow 0's smoothed RTT, averaged over time
 }
 
 func (r ccResult) goodput() float64 {
@@ -163,6 +164,9 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 		return true
 	}
 	end := now.Add(limit)
+	rttAt := now
+	var rttSum time.Duration
+	var rttN int
 	pump()
 	for !finished() {
 		var t time.Time
@@ -195,6 +199,12 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 			}
 			tb.Fatalf("%s: transfer did not finish within %v", l.name, limit)
 		}
+		for ; !rttAt.After(now); rttAt = rttAt.Add(10 * time.Millisecond) {
+			if e := flows[0].e[0]; flows[0].done.IsZero() && e.rtt.hasSample {
+				rttSum += e.rtt.srtt
+				rttN++
+			}
+		}
 		for len(q) > 0 && !q[0].at.After(now) {
 			k := q[0]
 			q = q[1:]
@@ -203,6 +213,9 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 		pump()
 	}
 	r := ccResult{bytes: total, sent: dataSent}
+	if rttN > 0 {
+		r.meanRTT = rttSum / time.Duration(rttN)
+	}
 	for _, f := range flows {
 		r.flowTime = append(r.flowTime, f.done.Sub(f.start))
 		r.elapsed = max(r.elapsed, f.done.Sub(epoch))
@@ -250,6 +263,10 @@ var ccScenarios = []ccLink{
 		fwd:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 5 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 64 << 10, Loss: 0.02},
 		rev:   transport.Impairment{Latency: 30 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.02},
 		flows: 1},
+	{name: "j: 30ms, 2MB/s cap, deep 256KB queue",
+		fwd:   transport.Impairment{Latency: 15 * time.Millisecond, Bandwidth: 2e6, QueueLimit: 256 << 10},
+		rev:   transport.Impairment{Latency: 15 * time.Millisecond},
+		flows: 1},
 	{name: "i: 5% loss, 100ms, jitter ±25ms",
 		fwd:   transport.Impairment{Latency: 50 * time.Millisecond, Jitter: 25 * time.Millisecond, Loss: 0.05},
 		rev:   transport.Impairment{Latency: 50 * time.Millisecond, Jitter: 25 * time.Millisecond, Loss: 0.05},
@@ -269,10 +286,10 @@ func TestCongestionReport(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Logf("seed %d", seed)
-		t.Logf("%-52s %6s %7s %5s %5s %8s %6s %s", "link", "MB/s", "resends", "lost", "sent", "linkdrop", "qdrops", "flow times")
+		t.Logf("%-52s %6s %7s %5s %5s %8s %6s %6s %s", "link", "MB/s", "resends", "lost", "sent", "linkdrop", "qdrops", "srtt", "flow times")
 		for _, l := range ccScenarios {
 			r := runCC(t, l, seed, ccBytes, ccStagger, ccLimit)
-			t.Logf("%-52s %6.3f %7d %5d %5d %8d %6d %v", l.name, r.goodput(), r.resends, r.lost, r.sent, r.linkDropped, r.queueDrops, fmt.Sprint(r.flowTime))
+			t.Logf("%-52s %6.3f %7d %5d %5d %8d %6d %6v %v", l.name, r.goodput(), r.resends, r.lost, r.sent, r.linkDropped, r.queueDrops, r.meanRTT.Round(time.Millisecond), fmt.Sprint(r.flowTime))
 		}
 	}
 }
@@ -345,6 +362,13 @@ func TestCongestionScenarios(t *testing.T) {
 			// 1.7 MB/s).
 			if r := run("i:"); r.goodput() < 0.8 {
 				t.Errorf("i: %.3f MB/s, want ≥ 0.8", r.goodput())
+			}
+			// j: a deep (128 ms) queue: slow start ends on the delay signal
+			// before the queue overflows and drains what it built (measured
+			// 6 drops and a mean SRTT of 66 ms on the 30 ms path; was 208
+			// drops and 91 ms).
+			if r := run("j:"); r.goodput() < 1.4 || r.queueDrops > 40 || r.meanRTT > 80*time.Millisecond {
+				t.Errorf("j: %.3f MB/s, %d queue drops, mean SRTT %v", r.goodput(), r.queueDrops, r.meanRTT)
 			}
 			// h: random loss on a capped link: the loss is ignored, the
 			// queue still halves the window (measured 1.5 MB/s with 11% of

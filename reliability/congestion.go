@@ -31,7 +31,9 @@ import "time"
 // scenario g measures 17%), where the reference settled near 6% at half
 // the goodput. Deep queues, the common case on Wi-Fi and mobile links,
 // show delay and are handled by halving. Slow start also ends when the queue signal comes up, before the
-// queue overflows (as HyStart does).
+// queue overflows (as HyStart does), and the window then drops to the
+// bandwidth-delay product the RTTs imply, so the queue slow start built
+// drains (as BBR's drain phase does).
 //
 // Sending is paced by a token bucket, so a full window never leaves as one
 // burst.
@@ -92,8 +94,10 @@ func (c *congestionController) canSend(inFlight, size int) bool {
 }
 
 // onAck handles an acknowledged datagram of bytes sent at sentAt.
-// queueing is the delay signal at now.
-func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing bool) {
+// queueing is the delay signal at now, and baseShare the part of the
+// current RTT that is the path's own (base RTT / smoothed RTT): the rest is
+// time spent in the bottleneck queue.
+func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing bool, baseShare float64) {
 	c.lossEWMA -= c.lossEWMA * lossEWMAWeight
 	c.sinceRateCut++
 	if c.recovering && !sentAt.After(c.recoveryStart) {
@@ -102,7 +106,12 @@ func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing 
 	c.recovering = false
 	if c.cwnd < c.ssthresh {
 		if queueing {
-			// The queue is building: leave slow start before it overflows.
+			// The queue is building: leave slow start before it overflows,
+			// with the window the path holds without the queue (in flight
+			// over RTT is the delivery rate; times the base RTT, the
+			// bandwidth-delay product), so the queue slow start built
+			// drains, as BBR's drain phase does.
+			c.cwnd = max(int(float64(c.cwnd)*baseShare), minWindowDatagrams*c.mss)
 			c.ssthresh = c.cwnd
 			return
 		}

@@ -134,7 +134,8 @@
 //     without it is resent and otherwise ignored, unless the loss rate over
 //     the last 64 datagrams exceeds 20% (a queue too shallow to show
 //     delay), which takes 30%. Queueing also ends slow start before the
-//     queue overflows. Sending is paced by a token bucket, so a full
+//     queue overflows, with the window cut to the bandwidth-delay product
+//     (window × base RTT / smoothed RTT) so that the queue drains. Sending is paced by a token bucket, so a full
 //     window never leaves as one burst.
 //   - In flight: at most 4096 reliable message indexes between the lowest
 //     unacknowledged one and the next, 8192 datagrams, and

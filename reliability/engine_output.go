@@ -354,7 +354,7 @@ func (e *Engine) acked(d *sentDatagram, now time.Time) {
 		}
 	}
 	e.inFlight -= d.size
-	e.cc.onAck(d.size, d.sentAt, now, e.queueing())
+	e.cc.onAck(d.size, d.sentAt, now, e.queueing(), e.rtt.baseShare())
 	e.stats.LossRate -= e.stats.LossRate * lossWeight
 	e.sent.retire(d)
 }

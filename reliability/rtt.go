@@ -79,6 +79,15 @@ func (r *rttEstimator) queueing(allowance time.Duration) bool {
 	return r.hasSample && r.recentMin() > r.base+r.base/8+allowance
 }
 
+// baseShare is base RTT / smoothed RTT, in (0, 1]: the part of the RTT
+// that is the path's own rather than queueing. 1 without a sample.
+func (r *rttEstimator) baseShare() float64 {
+	if !r.hasSample || r.srtt <= r.base {
+		return 1
+	}
+	return float64(r.base) / float64(r.srtt)
+}
+
 // rto is RakNet's sliding-window timeout 2·SRTT + 4·RTTVAR + 30 ms,
 // clamped, and doubled per consecutive expiry (backoff).
 func (r *rttEstimator) rto(cfg *Config, backoff uint) time.Duration {

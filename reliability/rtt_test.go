@@ -48,7 +48,7 @@ func TestCongestionController(t *testing.T) {
 		t.Fatal("window admission wrong")
 	}
 	start := c.cwnd
-	c.onAck(mss, t0, t0, false)
+	c.onAck(mss, t0, t0, false, 1)
 	if c.cwnd != start+mss {
 		t.Errorf("slow start: %d after one ACK, want %d", c.cwnd, start+mss)
 	}
@@ -67,13 +67,13 @@ func TestCongestionController(t *testing.T) {
 		t.Error("second loss of the same episode cut again")
 	}
 	w := c.cwnd
-	c.onAck(mss, t0, t0.Add(3*time.Millisecond), false)
+	c.onAck(mss, t0, t0.Add(3*time.Millisecond), false, 1)
 	if c.cwnd != w {
 		t.Error("acknowledgement from before the cut grew the window")
 	}
 	// Queueing delay ends slow start without a loss.
 	c = newCongestionController(mss)
-	c.onAck(mss, t0, t0, true)
+	c.onAck(mss, t0, t0, true, 1)
 	if c.inSlowStart() || c.cwnd != initialWindowDatagrams*mss {
 		t.Errorf("queueing in slow start: cwnd %d ssthresh %d", c.cwnd, c.ssthresh)
 	}
@@ -85,13 +85,13 @@ func TestCongestionController(t *testing.T) {
 		if i%10 == 0 && c.onLoss(now, now, false) {
 			t.Fatalf("cut at 10%% loss, rate %.3f", c.lossEWMA)
 		}
-		c.onAck(mss, now, now, false)
+		c.onAck(mss, now, now, false, 1)
 	}
 	w = c.cwnd
 	cut := false
 	for i := 0; !cut && i < 64; i++ {
 		if i%2 == 0 {
-			c.onAck(mss, now, now, false)
+			c.onAck(mss, now, now, false, 1)
 			continue
 		}
 		cut = c.onLoss(now, now.Add(time.Duration(i)*time.Millisecond), false)
