@@ -54,6 +54,12 @@ type congestionController struct {
 	// so it may not cut again before.
 	sinceRateCut int
 
+	// The last cut, for undoing it if the loss that caused it turns out
+	// to be spurious (the datagram arrives after all).
+	undoValid            bool
+	undoNum              uint32
+	undoCwnd, undoThresh int
+
 	// Pacing: tokens are bytes that may leave now; they refill at
 	// gain·cwnd/SRTT up to burst bytes.
 	tokens     float64
@@ -126,9 +132,10 @@ func (c *congestionController) onAck(bytes int, sentAt, now time.Time, queueing 
 	c.cwnd = min(c.cwnd, maxWindowBytes)
 }
 
-// onLoss handles a datagram declared lost (NAKed or timed out) and
-// reports whether the window was cut. queueing is the delay signal at now.
-func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool {
+// onLoss handles datagram num, sent at sentAt, declared lost (NAKed or
+// timed out) and reports whether the window was cut. queueing is the
+// delay signal at now.
+func (c *congestionController) onLoss(num uint32, sentAt, now time.Time, queueing bool) bool {
 	c.lossEWMA += (1 - c.lossEWMA) * lossEWMAWeight
 	c.sinceRateCut++
 	if c.recovering && !sentAt.After(c.recoveryStart) {
@@ -144,12 +151,26 @@ func (c *congestionController) onLoss(sentAt, now time.Time, queueing bool) bool
 	default:
 		return false // random loss: resend, keep the rate
 	}
+	c.undoValid, c.undoNum, c.undoCwnd, c.undoThresh = true, num, c.cwnd, c.ssthresh
 	c.recovering = true
 	c.recoveryStart = now
 	c.ssthresh = max(cwnd, minWindowDatagrams*c.mss)
 	c.cwnd = c.ssthresh
 	c.caAcked = 0
 	return true
+}
+
+// onSpurious handles datagram num, declared lost earlier, acknowledged
+// after all: its loss leaves the loss rate, and the cut it caused, if it
+// was the last one, is undone.
+func (c *congestionController) onSpurious(num uint32) {
+	c.lossEWMA = max(0, c.lossEWMA-lossEWMAWeight)
+	if c.undoValid && c.undoNum == num {
+		c.cwnd = max(c.cwnd, c.undoCwnd)
+		c.ssthresh = max(c.ssthresh, c.undoThresh)
+		c.recovering = false
+		c.undoValid = false
+	}
 }
 
 // pacingRate is in bytes per nanosecond; 0 means unpaced.

@@ -112,7 +112,14 @@
 //     more when the path has recently delivered datagrams later than that
 //     (an eighth over the latest lateness seen, held 10 s, at most 250 ms
 //     and one smoothed RTT), so reordering does not cause resends. A NAK
-//     makes the sender resend at once.
+//     makes the sender resend at once, unless NAKs have lately proved
+//     premature (over a quarter of them: a peer that reports gaps at
+//     once, as the original library does, on a path that reorders); then
+//     a NAKed datagram is resent only once it has stayed missing as long
+//     as late datagrams have been arriving after their NAK. A datagram
+//     declared lost and acknowledged afterwards is a spurious loss
+//     (Stats.SpuriousLosses): the congestion controller takes it back,
+//     undoing the cut it caused.
 //   - Retransmission: every datagram gets a new number, so resent frames
 //     travel in new datagrams and every ACK gives an unambiguous RTT
 //     sample. The RTO is RakNet's 2·SRTT + 4·RTTVAR + 30 ms, clamped to

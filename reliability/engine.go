@@ -45,6 +45,10 @@ type Engine struct {
 	cc           congestionController
 	rtt          rttEstimator
 	backoff      uint
+	nakWait      fifo[uint32] // NAKed datagrams waiting out the reordering allowance
+	nakReo       lateness     // how late datagrams the peer NAKed arrived
+	nakPremature float64      // moving fraction of NAKs that proved premature
+	lost         lostLog
 	progressAt   time.Time // last acknowledgement progress, or start of the outstanding period
 	paceAt       time.Time // earliest time the pacer lets the next data datagram go
 	backlogged   bool      // the last data datagram left data waiting to be sent
@@ -348,6 +352,9 @@ func (e *Engine) NextTimeout() time.Time {
 	earliest(e.rx.nakDue(e.nakDelay(), e.lastNow))
 	if d := e.sent.oldest(); d != nil {
 		earliest(d.sentAt.Add(e.rtt.rto(&e.cfg, e.backoff)))
+	}
+	if d, due := e.nakWaitHead(); d != nil {
+		earliest(due)
 	}
 	if e.outstanding() {
 		earliest(e.progressAt.Add(e.cfg.DeadTimeout))

@@ -22,6 +22,13 @@ type reorderTracker struct {
 		num uint32
 		at  int64 // UnixNano; 0: empty
 	}
+	lateness
+}
+
+// lateness is the largest reordering delay seen lately: raised at once by
+// a larger sample, held for reorderHold, then halved per hold period
+// without one.
+type lateness struct {
 	late   time.Duration // largest lateness in the current hold period
 	lateAt time.Time     // when late was last raised or halved
 }
@@ -56,7 +63,7 @@ func (r *reorderTracker) arrived(num, next uint32, now time.Time) {
 	s.num, s.at = num, now.UnixNano()
 }
 
-func (r *reorderTracker) sample(late time.Duration, now time.Time) {
+func (r *lateness) sample(late time.Duration, now time.Time) {
 	r.decay(now)
 	if late > r.late {
 		r.late = late
@@ -64,7 +71,7 @@ func (r *reorderTracker) sample(late time.Duration, now time.Time) {
 	}
 }
 
-func (r *reorderTracker) decay(now time.Time) {
+func (r *lateness) decay(now time.Time) {
 	for r.late > 0 && now.Sub(r.lateAt) >= reorderHold {
 		r.late /= 2
 		r.lateAt = r.lateAt.Add(reorderHold)
@@ -79,7 +86,7 @@ func (r *reorderTracker) decay(now time.Time) {
 // millisecond, as the lateness of the next reordered datagram varies),
 // within maxNAKDelay and, when the RTT is known, within one smoothed RTT
 // (past that the peer's own timer is about to fire anyway).
-func (r *reorderTracker) allowance(floor, srtt time.Duration, now time.Time) time.Duration {
+func (r *lateness) allowance(floor, srtt time.Duration, now time.Time) time.Duration {
 	r.decay(now)
 	d := floor
 	if r.late > 0 {

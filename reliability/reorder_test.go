@@ -147,3 +147,81 @@ func testNAKAdapts(t *testing.T, base uint32) {
 		t.Errorf("%d NAKs sent, want 3", n)
 	}
 }
+
+// A sender whose peer NAKs datagrams that then arrive after all (a peer
+// that reports gaps at once, on a path that reorders) counts them as
+// spurious losses, and once that is the rule rather than the exception it
+// waits out the reordering before resending a NAKed datagram.
+func TestEngineWaitsOutPrematureNAKs(t *testing.T) {
+	e, err := New(Config{RTOMin: time.Second, InitialRTO: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := epoch
+	for i := range 12 {
+		mustSend(t, e, testMsg(uint32(i), 1000), Reliable, 0, Medium, now)
+	}
+	drain := func() {
+		for {
+			if _, ok := e.AppendDatagram(nil, now); !ok {
+				return
+			}
+		}
+	}
+	drain()
+	nak := func(n uint32) { e.Receive((&Ack{NAK: true, Ranges: []Range{{n, n}}}).Append(nil), now) }
+	ack := func(n uint32) { e.Receive((&Ack{Ranges: []Range{{n, n}}}).Append(nil), now) }
+	// Six NAKs, each followed 5 ms later by the datagram's ACK: each is
+	// resent at once and then found spurious.
+	for n := uint32(0); n < 6; n++ {
+		nak(n)
+		drain()
+		now = now.Add(5 * time.Millisecond)
+		ack(n)
+		drain()
+	}
+	s := e.Stats()
+	if s.SpuriousLosses != 6 || s.Resends != 6 {
+		t.Fatalf("spurious %d, resends %d; want 6 and 6", s.SpuriousLosses, s.Resends)
+	}
+	// Now a NAK waits: the ACK that follows 5 ms later cancels the resend.
+	nak(6)
+	drain()
+	if got := e.Stats().Resends; got != 6 {
+		t.Fatalf("resent at once after six premature NAKs (%d resends)", got)
+	}
+	now = now.Add(5 * time.Millisecond)
+	ack(6)
+	drain()
+	if s := e.Stats(); s.Resends != 6 || s.DatagramsLost != 6 {
+		t.Fatalf("resends %d, lost %d after the late ACK; want 6 and 6", s.Resends, s.DatagramsLost)
+	}
+	// A datagram that stays missing is resent once the wait is over.
+	nak(7)
+	drain()
+	if next := e.NextTimeout(); !next.After(now) || next.Sub(now) > 20*time.Millisecond {
+		t.Fatalf("next timeout in %v, want the NAK wait (under 20 ms)", next.Sub(now))
+	}
+	now = e.NextTimeout()
+	drain()
+	if s := e.Stats(); s.Resends != 7 || s.DatagramsLost != 7 {
+		t.Errorf("resends %d, lost %d after the wait; want 7 and 7", s.Resends, s.DatagramsLost)
+	}
+}
+
+func TestCongestionUndoSpuriousCut(t *testing.T) {
+	const mss = 1000
+	c := newCongestionController(mss)
+	w := c.cwnd
+	if !c.onLoss(7, epoch, epoch, true) || c.cwnd != w/2 {
+		t.Fatalf("no cut: %d", c.cwnd)
+	}
+	c.onSpurious(8) // not the datagram that caused the cut
+	if c.cwnd != w/2 {
+		t.Fatalf("undone by another datagram: %d", c.cwnd)
+	}
+	c.onSpurious(7)
+	if c.cwnd != w || !c.inSlowStart() || c.recovering {
+		t.Errorf("after undo: cwnd %d ssthresh %d recovering %v", c.cwnd, c.ssthresh, c.recovering)
+	}
+}

@@ -54,16 +54,16 @@ func TestCongestionController(t *testing.T) {
 	}
 	// Random loss (no queueing delay, low loss rate) leaves the window.
 	before := c.cwnd
-	if c.onLoss(t0, t0.Add(time.Millisecond), false) || c.cwnd != before {
+	if c.onLoss(0, t0, t0.Add(time.Millisecond), false) || c.cwnd != before {
 		t.Errorf("random loss cut the window: %d, want %d", c.cwnd, before)
 	}
 	// A loss halves the window when the path shows queueing delay...
-	if !c.onLoss(t0, t0.Add(time.Millisecond), true) || c.cwnd != before/2 {
+	if !c.onLoss(0, t0, t0.Add(time.Millisecond), true) || c.cwnd != before/2 {
 		t.Errorf("loss with queueing: cwnd %d, want %d", c.cwnd, before/2)
 	}
 	// ...once per episode: datagrams sent before the cut do not cut again,
 	// nor do their acknowledgements grow the window.
-	if c.onLoss(t0, t0.Add(2*time.Millisecond), true) {
+	if c.onLoss(0, t0, t0.Add(2*time.Millisecond), true) {
 		t.Error("second loss of the same episode cut again")
 	}
 	w := c.cwnd
@@ -82,7 +82,7 @@ func TestCongestionController(t *testing.T) {
 	// one loss in ten never does.
 	now := t0.Add(time.Second)
 	for i := range 200 {
-		if i%10 == 0 && c.onLoss(now, now, false) {
+		if i%10 == 0 && c.onLoss(0, now, now, false) {
 			t.Fatalf("cut at 10%% loss, rate %.3f", c.lossEWMA)
 		}
 		c.onAck(mss, now, now, false, 1)
@@ -94,7 +94,7 @@ func TestCongestionController(t *testing.T) {
 			c.onAck(mss, now, now, false, 1)
 			continue
 		}
-		cut = c.onLoss(now, now.Add(time.Duration(i)*time.Millisecond), false)
+		cut = c.onLoss(0, now, now.Add(time.Duration(i)*time.Millisecond), false)
 	}
 	if !cut || c.lossEWMA <= lossTolerance {
 		t.Fatalf("half the datagrams lost: cut %v, rate %.3f", cut, c.lossEWMA)
@@ -103,7 +103,7 @@ func TestCongestionController(t *testing.T) {
 		t.Errorf("cut to %d from about %d, want about 70%%", w2, w)
 	}
 	for range 10 {
-		c.onLoss(t0.Add(time.Hour), t0.Add(time.Hour+time.Second), true)
+		c.onLoss(0, t0.Add(time.Hour), t0.Add(time.Hour+time.Second), true)
 		t0 = t0.Add(2 * time.Hour)
 	}
 	if c.cwnd < minWindowDatagrams*mss {

@@ -57,6 +57,7 @@ type sentDatagram struct {
 	sentAt   time.Time
 	size     int
 	inFlight bool
+	nakedAt  time.Time  // when the peer reported it missing; zero: not yet
 	refs     []frameRef // frames that need an outcome: reliable or receipt
 }
 
@@ -87,6 +88,7 @@ func (w *sentWindow) add(now time.Time) *sentDatagram {
 	d.sentAt = now
 	d.size = 0
 	d.inFlight = true
+	d.nakedAt = time.Time{}
 	d.refs = d.refs[:0]
 	w.next = seqAdd(w.next, 1)
 	w.count++

@@ -18,6 +18,9 @@ type Stats struct {
 	// fraction of data datagrams declared lost by NAK or timeout.
 	LossRate      float64
 	DatagramsLost uint64
+	// SpuriousLosses counts datagrams declared lost that the peer
+	// acknowledged afterwards: they were only reordered or late.
+	SpuriousLosses uint64
 
 	DatagramsSent     uint64 // every datagram handed out, ACK and NAK included
 	DatagramsReceived uint64 // every datagram passed to Receive
