@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/netrak/netrak/transport"
+	"github.com/netrak/netrak/transport/transporttest"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from run's goroutine and read
@@ -80,34 +81,14 @@ func TestRelaysWithImpairments(t *testing.T) {
 		t.Fatalf("run failed early: %v\n%s", err, stderr.String())
 	}
 
-	// Loss: 2000 numbered datagrams upstream, then end markers until one
-	// gets through; the relay keeps order, so everything before it is done.
+	// Loss: numbered datagrams upstream, in rounds small enough for any
+	// socket buffer (see transporttest.ProbeLoss).
 	const total, loss = 2000, 0.4
-	for range total {
-		client.WriteTo([]byte("data"), relayAddr)
-	}
-	client.WriteTo([]byte("end"), relayAddr)
-	buf := make([]byte, 64)
-	received := 0
-	for markers := 1; ; {
-		n, _, err := read(server, buf, 300*time.Millisecond)
-		if errors.Is(err, os.ErrDeadlineExceeded) && markers < 100 {
-			client.WriteTo([]byte("end"), relayAddr)
-			markers++
-			continue
-		}
-		if err != nil {
-			t.Fatalf("waiting for the end marker: %v", err)
-		}
-		if string(buf[:n]) == "end" {
-			break
-		}
-		received++
-	}
-	rate := 1 - float64(received)/total
-	if tol := 5 * math.Sqrt(loss*(1-loss)/total); math.Abs(rate-loss) > tol {
+	p := transporttest.ProbeLoss(t, client, server, relayAddr, total)
+	if rate, tol := p.LossRate(), 5*math.Sqrt(loss*(1-loss)/total); math.Abs(rate-loss) > tol {
 		t.Errorf("upstream loss rate %.3f, want %.2f ± %.3f", rate, loss, tol)
 	}
+	buf := make([]byte, 64)
 
 	// Latency: a ping that survives the upstream loss, and its pong, each
 	// take at least 15ms.

@@ -2,15 +2,14 @@ package relay
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/netrak/netrak/transport"
+	"github.com/netrak/netrak/transport/transporttest"
 )
 
 func listenUDP(t *testing.T) *transport.UDPConn {
@@ -70,41 +69,18 @@ func TestRelayAppliesLoss(t *testing.T) {
 	r := startRelay(t, Config{Target: server.LocalAddr(), Up: transport.Impairment{Loss: loss}, Seed: 1})
 	client := listenUDP(t)
 
-	for i := range total {
-		if err := client.WriteTo(binary.BigEndian.AppendUint64(nil, uint64(i)), r.Addr()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The relay handles datagrams in order, so once an end marker arrives,
-	// every datagram sent before it has been relayed or dropped. Markers are
-	// subject to the loss too: resend until one gets through.
-	received, markers := 0, 1
-	client.WriteTo([]byte("end"), r.Addr())
-	buf := make([]byte, 64)
-	for {
-		n, _, err := read(t, server, buf, 200*time.Millisecond)
-		if errors.Is(err, os.ErrDeadlineExceeded) && markers < 100 {
-			client.WriteTo([]byte("end"), r.Addr())
-			markers++
-			continue
-		}
-		if err != nil {
-			t.Fatalf("waiting for an end marker: %v (received %d)", err, received)
-		}
-		if string(buf[:n]) == "end" {
-			break
-		}
-		received++
-	}
-	rate := 1 - float64(received)/total
+	p := transporttest.ProbeLoss(t, client, server, r.Addr(), total)
+	rate := p.LossRate()
 	tol := 5 * math.Sqrt(loss*(1-loss)/total)
 	if math.Abs(rate-loss) > tol {
 		t.Errorf("loss rate %.4f, want %.2f ± %.4f", rate, loss, tol)
 	}
 	s := r.Stats()
-	t.Logf("loss rate %.4f; stats:\n%v", rate, s)
-	if lost := uint64(total - received); s.Up.DroppedLoss < lost || s.Up.DroppedLoss > lost+uint64(markers) {
-		t.Errorf("DroppedLoss = %d, want %d data datagrams plus up to %d markers", s.Up.DroppedLoss, lost, markers)
+	t.Logf("loss rate %.4f; probe %+v; stats:\n%v", rate, p, s)
+	// Markers still in flight when the probe ends may be dropped later.
+	lost := uint64(p.Sent - p.Received)
+	if markersLost := uint64(p.MarkersSent - p.MarkersReceived); s.Up.DroppedLoss < lost || s.Up.DroppedLoss > lost+markersLost {
+		t.Errorf("DroppedLoss = %d, want %d data datagrams plus up to %d markers", s.Up.DroppedLoss, lost, markersLost)
 	}
 }
 

@@ -37,3 +37,20 @@ func TestSimnet(t *testing.T) {
 		return a, b
 	})
 }
+
+func TestProbeLossDirect(t *testing.T) {
+	var conns [2]*transport.UDPConn
+	for i := range conns {
+		c, err := transport.ListenUDP("udp4", "127.0.0.1:0", transport.UDPConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	// Loopback loses nothing when no buffer overflows.
+	p := transporttest.ProbeLoss(t, conns[0], conns[1], conns[1].LocalAddr(), 1000)
+	if p.Sent != 1000 || p.Received != 1000 || p.LossRate() != 0 || p.MarkersReceived < 16 {
+		t.Fatalf("probe %+v, want all 1000 datagrams and at least 16 markers", p)
+	}
+}
