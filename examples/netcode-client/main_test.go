@@ -147,19 +147,27 @@ func server(t *testing.T, maxClients int) *netcode.ServerConn {
 }
 
 func runClient(args ...string) ([]string, error) {
+	return runClientContext(context.Background(), args...)
+}
+
+func runClientContext(ctx context.Context, args ...string) ([]string, error) {
 	var out bytes.Buffer
-	err := run(context.Background(), args, &out, io.Discard)
+	err := run(ctx, args, &out, io.Discard)
 	return strings.Split(strings.TrimSpace(out.String()), "\n"), err
 }
 
 func TestClientDenied(t *testing.T) {
 	s := server(t, 1)
+	// The first client holds the only slot until the test interrupts it,
+	// however long the second one takes to be denied.
+	interrupt, stop := context.WithCancel(context.Background())
+	defer stop()
 	first := make(chan error, 1)
 	go func() {
-		_, err := runClient("-addr", s.LocalAddr().String(), "-timeout", "1s") // no -count: runs until the timeout
+		_, err := runClientContext(interrupt, "-addr", s.LocalAddr().String(), "-timeout", "0")
 		first <- err
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := s.NextEvent(ctx); err != nil {
 		t.Fatal(err)
@@ -168,6 +176,7 @@ func TestClientDenied(t *testing.T) {
 	if !errors.Is(err, netcode.ErrConnectionDenied) || len(out) != 2 || out[0] != "connection failed: "+netcode.ErrConnectionDenied.Error() {
 		t.Fatalf("second client: %v\n%s", err, strings.Join(out, "\n"))
 	}
+	stop()
 	if err := <-first; err != nil {
 		t.Fatalf("first client: %v", err)
 	}
