@@ -3,6 +3,7 @@ package netcode
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"testing"
 
@@ -220,6 +221,30 @@ func FuzzReadPacketSealed(f *testing.F) {
 		}
 		if diff := cmp.Diff(want, p, cmp.Comparer(bytes.Equal)); diff != "" {
 			t.Fatalf("decoded (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// FuzzTextForms covers the two text parsers a backend or a command line
+// feeds: hex keys and base64 tokens.
+func FuzzTextForms(f *testing.F) {
+	v := loadVectors(f)
+	f.Add("606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1")
+	f.Add("60 6a be 6e c9 19 10 ea 9a 65 62 f6 6f 2b 30 e4 43 71 d6 2c d1 99 27 26 6b 3c 60 f4 b7 15 ab a1")
+	f.Add(EncodeTokenBase64([]byte(v.ConnectToken.Bytes)))
+	f.Fuzz(func(t *testing.T, s string) {
+		if k, err := ParseKeyHex(s); err == nil {
+			if again, err := ParseKeyHex(hex.EncodeToString(k[:])); err != nil || again != k {
+				t.Fatalf("key %x does not round-trip: %x, %v", k, again, err)
+			}
+		}
+		if b, err := DecodeTokenBase64(s); err == nil {
+			if len(b) != ConnectTokenBytes {
+				t.Fatalf("decoded token of %d bytes", len(b))
+			}
+			if again, err := DecodeTokenBase64(EncodeTokenBase64(b)); err != nil || !bytes.Equal(again, b) {
+				t.Fatalf("token does not round-trip: %v", err)
+			}
 		}
 	})
 }
