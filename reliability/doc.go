@@ -148,8 +148,18 @@
 //     unacknowledged one and the next, 8192 datagrams, and
 //     Config.MaxOutstandingSplits split messages, inside a Minecraft Bedrock
 //     client's limits (it drops messages more than 32768 past the lowest
-//     missing one or more than 4097 waiting on a channel, and reassembles at
-//     most 256 split messages).
+//     missing one or more than 4097 waiting on a channel, after
+//     acknowledging them, and reassembles at most 256 split messages).
+//   - Per channel: the receiver holds every message whose ordering index
+//     is past a missing ordered message, and unreliable sequenced messages
+//     carry no reliable index to bound them. The engine counts, per
+//     channel, the messages sent whose ordering index is past the oldest
+//     ordered message not yet acknowledged (the peer may be holding
+//     those). Past 3072, Send discards UnreliableSequenced messages on
+//     that channel (Stats.Drops.SequencedBacklog), as an unreliable
+//     message may be; past 4096, reliable messages on it wait in the
+//     queue. The oldest unacknowledged ordered message is never held
+//     back, so the channel recovers when its loss is repaired.
 //
 // # Time model
 //

@@ -37,6 +37,7 @@ type Engine struct {
 	rel          sendRelWindow
 	orderingNext [NumOrderingChannels]uint32 // next ordering index per channel
 	sequenceNext [NumOrderingChannels]uint32 // next sequencing index per channel
+	backlogs     [NumOrderingChannels]chanBacklog
 	nextSplitID  uint16
 	splitsOut    int
 	nextReceipt  uint32
@@ -149,6 +150,13 @@ func (e *Engine) MaxDatagramSize() int { return e.maxDgram }
 // channel for ordered and sequenced kinds and is ignored by the others
 // (but must still be below NumOrderingChannels).
 //
+// An UnreliableSequenced message is discarded without error, and counted
+// in Stats().Drops.SequencedBacklog, when an ordered message on its
+// channel is still unacknowledged and the peer may already hold 3072
+// messages there waiting for it (see Drops.SequencedBacklog): it would
+// wait there too, and a Minecraft Bedrock client stalls the channel past
+// 4097. It returns receipt 0, as it would have anyway.
+//
 // Errors: ErrInvalidReliability, ErrInvalidPriority, ErrInvalidChannel,
 // ErrEmptyMessage, ErrMessageTooLarge, ErrQueueFull (retry once the peer
 // has acknowledged some of the queue), ErrDead, net.ErrClosed. On error
@@ -175,6 +183,19 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 		return 0, ErrQueueFull
 	}
 	e.observe(now)
+	room := e.maxDgram - DataHeaderLen
+	seqHeld := false
+	if r == UnreliableSequenced && len(msg) <= room-FrameHeaderLen(r, false) {
+		held, n := e.mayBeHeld(channel, e.orderingNext[channel])
+		if held && n >= maxSequencedWaiting {
+			// The peer may hold too many messages on this channel behind
+			// an ordered one not yet acknowledged: an unreliable message
+			// may be lost, so this one is, rather than stall the channel.
+			e.stats.Drops.SequencedBacklog++
+			return 0, nil
+		}
+		seqHeld = held
+	}
 
 	m := e.newMsg()
 	m.buf = e.pool.get(len(msg))
@@ -183,7 +204,6 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 	m.prio = prio
 	m.cost = cost
 	wire := r.WireKind()
-	room := e.maxDgram - DataHeaderLen
 	if len(msg) > room-FrameHeaderLen(wire, false) {
 		wire = r.Reliable().WireKind()
 		m.split = true
@@ -209,12 +229,16 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 			m.orderingIndex = e.orderingNext[channel]
 			e.orderingNext[channel] = seqAdd(e.orderingNext[channel], 1)
 			e.sequenceNext[channel] = 0
+			e.backlogs[channel].ordered.push(frameRef{msg: m, gen: m.gen})
 		} else {
 			// A sequenced message rides on the current ordering index:
 			// the one the next ordered message will take.
 			m.orderingIndex = e.orderingNext[channel]
 			m.sequencingIndex = e.sequenceNext[channel]
 			e.sequenceNext[channel] = seqAdd(e.sequenceNext[channel], 1)
+			if seqHeld {
+				e.backlogs[channel].ahead.push(m.orderingIndex)
+			}
 		}
 	}
 	if r.WantsReceipt() {
@@ -382,12 +406,16 @@ func (e *Engine) hasDataToSend() bool {
 }
 
 // sendable reports whether m's next part may go on the wire now, as far as
-// the reliable window and the split limit are concerned.
+// the reliable window, the split limit and the peer's per-channel backlog
+// (chanBacklog) are concerned.
 func (e *Engine) sendable(m *outMsg) bool {
 	if m.wire.IsReliable() && e.rel.full() {
 		return false
 	}
 	if m.split && m.nextPart == 0 && e.splitsOut >= e.cfg.MaxOutstandingSplits {
+		return false
+	}
+	if m.wire.IsReliable() && m.wire.HasOrderingChannel() && m.nextPart == 0 && e.backlogBlocks(m) {
 		return false
 	}
 	return true

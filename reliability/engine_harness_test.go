@@ -18,9 +18,10 @@ type netPair struct {
 	imp    impair
 	q      []pkt // sorted by arrival time
 	buf    []byte
-	onRecv func(side int, m Message) // called for each delivered message
-	sent   [2]int                    // data datagrams handed out
-	paused [2]bool                   // the application does not read this side
+	onRecv func(side int, m Message)     // called for each delivered message
+	sent   [2]int                        // data datagrams handed out
+	paused [2]bool                       // the application does not read this side
+	drop   func(side int, b []byte) bool // if set, true loses the datagram side sent
 	seq    int
 }
 
@@ -80,7 +81,9 @@ func (p *netPair) pump() {
 				}
 			}
 			copies := 1
-			if p.rng.Float64() < p.imp.loss {
+			if p.drop != nil && p.drop(side, p.buf) {
+				copies = 0
+			} else if p.rng.Float64() < p.imp.loss {
 				copies = 0
 			} else if p.rng.Float64() < p.imp.dup {
 				copies = 2
@@ -162,5 +165,29 @@ func (p *netPair) run(limit time.Duration, done func() bool) {
 			p.e[k.to].Receive(k.b, p.now)
 		}
 		p.pump()
+	}
+}
+
+// advance runs the simulation for exactly d of simulated time, however
+// far off the next event is.
+func (p *netPair) advance(d time.Duration) {
+	end := p.now.Add(d)
+	p.pump()
+	for {
+		t, ok := p.next()
+		if !ok || t.After(end) {
+			p.now = end
+		} else if t.After(p.now) {
+			p.now = t
+		}
+		for len(p.q) > 0 && !p.q[0].at.After(p.now) {
+			k := p.q[0]
+			p.q = p.q[1:]
+			p.e[k.to].Receive(k.b, p.now)
+		}
+		p.pump()
+		if !p.now.Before(end) {
+			return
+		}
 	}
 }

@@ -225,6 +225,9 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 			e.credits[p]--
 		}
 		part := m.nextPart
+		if part == 0 && m.wire.IsReliable() && m.wire.HasOrderingChannel() {
+			e.recordSent(m)
+		}
 		m.nextPart++
 		done := m.nextPart == m.parts
 		if done {

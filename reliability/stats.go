@@ -46,8 +46,9 @@ type Stats struct {
 	Drops Drops
 }
 
-// Drops counts input the engine discarded, by reason. None of these is
-// reported to the peer.
+// Drops counts what the engine discarded, by reason: input from the peer,
+// and (SequencedBacklog) unreliable messages it chose not to send. None of
+// these is reported to the peer.
 type Drops struct {
 	MalformedDatagram   uint64 // header or frame list did not parse
 	MalformedACK        uint64 // ACK/NAK range list did not parse
@@ -63,4 +64,11 @@ type Drops struct {
 	ReceiveQueueFull    uint64 // a data datagram refused because MaxReceiveBytes was reached, or ACKs piled up
 	RefusedDatagram     uint64 // left unacknowledged: a reliable frame in it found no room (reassembly, ordering limits)
 	DeadInput           uint64 // input after the connection was declared dead or closed
+
+	// SequencedBacklog counts UnreliableSequenced messages Send accepted
+	// without error and discarded: behind an ordered message on their
+	// channel not yet acknowledged, the peer might already hold 3072
+	// messages there, and a Minecraft Bedrock client stalls the channel
+	// for good past 4097. Reliable messages wait in the queue instead.
+	SequencedBacklog uint64
 }
