@@ -2,10 +2,8 @@ package netcode
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/netrak/netrak/transport"
@@ -31,19 +29,13 @@ type ClientMessage struct {
 // ends the connection with an error wrapping ErrTransportFailed and the
 // transport's last error, which Dial, Receive and Send return.
 type ClientConn struct {
-	conn transport.Conn
+	driver
 
-	mu      sync.Mutex
 	c       *Client
-	closed  bool  // Close was called
-	failed  error // the read loop gave up
 	ended   error // why the connection ended, once it has
 	msgs    []ClientMessage
 	maxMsgs int
 	ready   chan struct{} // capacity 1: "msgs or the state may have changed"
-
-	done chan struct{}
-	wg   sync.WaitGroup
 }
 
 // Dial connects to a server with a connect token over conn, which the
@@ -66,18 +58,13 @@ func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConf
 		return nil, err
 	}
 	cc := &ClientConn{
-		conn:    conn,
+		driver:  driver{conn: conn},
 		c:       c,
 		maxMsgs: c.queueSize,
 		ready:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
 	}
-	cc.mu.Lock()
-	cc.flushLocked()
-	cc.mu.Unlock()
-	cc.wg.Add(2)
-	go cc.readLoop()
-	go cc.tickLoop()
+	cc.flushLocked() // the first request; no goroutine runs yet
+	cc.start(c.cfg.TickInterval, cc)
 
 	for {
 		cc.mu.Lock()
@@ -102,86 +89,31 @@ func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConf
 	}
 }
 
-func (cc *ClientConn) readLoop() {
-	defer cc.wg.Done()
-	retry := readRetry{done: cc.done}
-	defer retry.stop()
-	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
-	for {
-		n, from, err := cc.conn.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			select {
-			case <-cc.done:
-				return
-			default:
-			}
-			// An isolated error (an ICMP unreachable reported on a UDP
-			// socket, say) does not end the connection; errors that go on
-			// and on do.
-			giveUp, stop := retry.failed(err)
-			if giveUp != nil {
-				cc.fail(giveUp)
-			}
-			if giveUp != nil || stop {
-				return
-			}
-			continue
-		}
-		retry.succeeded()
-		cc.mu.Lock()
-		if cc.closed {
-			cc.mu.Unlock()
-			return
-		}
-		before := cc.c.State()
-		cc.c.Receive(buf[:n], from, time.Now())
-		cc.afterLocked(before)
-		cc.mu.Unlock()
-	}
+func (cc *ClientConn) receiveLocked(p []byte, from netip.AddrPort, now time.Time) {
+	before := cc.c.State()
+	cc.c.Receive(p, from, now)
+	cc.afterLocked(before)
 }
 
-// fail ends the connection after the read loop gave up with err.
-func (cc *ClientConn) fail(err error) {
-	cc.mu.Lock()
-	if cc.closed {
-		cc.mu.Unlock()
-		return
+func (cc *ClientConn) tickLocked(now time.Time) {
+	before := cc.c.State()
+	cc.c.Update(now)
+	cc.afterLocked(before)
+}
+
+func (cc *ClientConn) shutdownLocked(now time.Time, err error) {
+	if err != nil {
+		cc.c.log.Warn().Err(err).Msg("netcode client: giving up on the transport")
+		if cc.ended == nil {
+			cc.ended = err
+		}
 	}
-	cc.c.log.Warn().Err(err).Msg("netcode client: giving up on the transport")
-	cc.failed = err
-	if cc.ended == nil {
-		cc.ended = err
-	}
-	cc.c.Disconnect(time.Now())
+	cc.c.Disconnect(now)
 	cc.flushLocked()
-	close(cc.done)
-	cc.mu.Unlock()
 	signal(cc.ready)
-	cc.conn.Close()
 }
 
-func (cc *ClientConn) tickLoop() {
-	defer cc.wg.Done()
-	t := time.NewTicker(cc.c.cfg.TickInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-cc.done:
-			return
-		case now := <-t.C:
-			cc.mu.Lock()
-			if !cc.closed && cc.failed == nil {
-				before := cc.c.State()
-				cc.c.Update(now)
-				cc.afterLocked(before)
-			}
-			cc.mu.Unlock()
-		}
-	}
-}
+func (cc *ClientConn) releaseLocked() { cc.msgs = nil }
 
 // afterLocked sends what the client queued, collects its payloads and
 // notes the end of the connection.
@@ -319,22 +251,4 @@ func (cc *ClientConn) Stats() ClientCounters {
 // Close disconnects cleanly (sending RedundantDisconnectCount disconnect
 // packets if connected), stops the goroutines and closes the transport.
 // Later calls return nil.
-func (cc *ClientConn) Close() error {
-	cc.mu.Lock()
-	if cc.closed {
-		cc.mu.Unlock()
-		cc.wg.Wait()
-		return nil
-	}
-	if cc.failed == nil {
-		cc.c.Disconnect(time.Now())
-		cc.flushLocked()
-		close(cc.done)
-	}
-	cc.closed = true
-	cc.msgs = nil
-	cc.mu.Unlock()
-	err := cc.conn.Close()
-	cc.wg.Wait()
-	return err
-}
+func (cc *ClientConn) Close() error { return cc.close(cc) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/netrak/netrak/transport"
@@ -33,131 +32,72 @@ type ServerMessage struct {
 // ErrTransportFailed and the transport's last error, once the payloads and
 // events that came before are drained.
 type ServerConn struct {
-	conn transport.Conn
+	driver
 
-	mu       sync.Mutex
 	s        *Server
-	closed   bool  // Close was called
-	failed   error // the read loop gave up
 	msgs     []ServerMessage
 	maxMsgs  int
 	events   []Event
 	msgReady chan struct{} // capacity 1: "msgs may be non-empty"
 	evReady  chan struct{} // capacity 1: "events may be non-empty"
-
-	done chan struct{}
-	wg   sync.WaitGroup
 }
 
-// ListenServer starts a server on conn. A zero cfg.PublicAddress means
-// conn.LocalAddr(), which only works if clients' tokens name the bound
-// address (not a wildcard like 0.0.0.0). The ServerConn owns conn and
-// closes it on Close.
+// ListenServer starts a server on conn, which the ServerConn owns from then
+// on: it is closed when ListenServer fails and by ServerConn.Close. A zero
+// cfg.PublicAddress means conn.LocalAddr(), which only works if clients'
+// tokens name the bound address (not a wildcard like 0.0.0.0).
 func ListenServer(conn transport.Conn, cfg ServerConfig) (*ServerConn, error) {
 	if !cfg.PublicAddress.IsValid() {
 		cfg.PublicAddress = conn.LocalAddr()
 		if cfg.PublicAddress.Addr().IsUnspecified() {
+			conn.Close()
 			return nil, errors.New("netcode: ServerConfig.PublicAddress is required when bound to a wildcard address")
 		}
 	}
 	s, err := NewServer(cfg)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = s.Start(time.Now())
 	}
-	if err := s.Start(time.Now()); err != nil {
+	if err != nil {
+		conn.Close()
 		return nil, err
 	}
 	c := &ServerConn{
-		conn:     conn,
+		driver:   driver{conn: conn},
 		s:        s,
 		maxMsgs:  max(1024, 16*s.MaxClients()),
 		msgReady: make(chan struct{}, 1),
 		evReady:  make(chan struct{}, 1),
-		done:     make(chan struct{}),
 	}
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.tickLoop()
+	c.start(s.cfg.TickInterval, c)
 	return c, nil
 }
 
 // LocalAddr is the address of the underlying transport.
 func (c *ServerConn) LocalAddr() netip.AddrPort { return c.conn.LocalAddr() }
 
-func (c *ServerConn) readLoop() {
-	defer c.wg.Done()
-	retry := readRetry{done: c.done}
-	defer retry.stop()
-	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
-	for {
-		n, from, err := c.conn.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			select {
-			case <-c.done:
-				return
-			default:
-			}
-			giveUp, stop := retry.failed(err)
-			if giveUp != nil {
-				c.fail(giveUp)
-			}
-			if giveUp != nil || stop {
-				return
-			}
-			continue
-		}
-		retry.succeeded()
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return
-		}
-		c.s.Receive(buf[:n], from, time.Now())
-		if i, ok := c.s.byAddr[from]; ok {
-			c.collectPayloads(i)
-		}
-		c.flushLocked()
-		c.mu.Unlock()
+func (c *ServerConn) receiveLocked(p []byte, from netip.AddrPort, now time.Time) {
+	c.s.Receive(p, from, now)
+	if i, ok := c.s.byAddr[from]; ok {
+		c.collectPayloads(i)
 	}
-}
-
-// fail stops the server after the read loop gave up with err.
-func (c *ServerConn) fail(err error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.s.log.Warn().Err(err).Msg("netcode server: giving up on the transport")
-	c.failed = err
-	c.s.Stop(time.Now())
 	c.flushLocked()
-	close(c.done)
-	c.mu.Unlock()
-	c.conn.Close()
 }
 
-func (c *ServerConn) tickLoop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.s.cfg.TickInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case now := <-t.C:
-			c.mu.Lock()
-			if !c.closed && c.failed == nil {
-				c.s.Update(now)
-				c.flushLocked()
-			}
-			c.mu.Unlock()
-		}
-	}
+func (c *ServerConn) tickLocked(now time.Time) {
+	c.s.Update(now)
+	c.flushLocked()
 }
+
+func (c *ServerConn) shutdownLocked(now time.Time, err error) {
+	if err != nil {
+		c.s.log.Warn().Err(err).Msg("netcode server: giving up on the transport")
+	}
+	c.s.Stop(now)
+	c.flushLocked()
+}
+
+func (c *ServerConn) releaseLocked() { c.msgs, c.events = nil, nil }
 
 // collectPayloads moves client i's received payloads to the shared queue.
 func (c *ServerConn) collectPayloads(i int) {
@@ -191,13 +131,6 @@ func (c *ServerConn) flushLocked() {
 			c.events = append(c.events[:0], c.events[over:]...)
 		}
 		signal(c.evReady)
-	}
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
 	}
 }
 
@@ -327,22 +260,4 @@ func (c *ServerConn) Stats() ServerStats {
 
 // Close disconnects every client (sending their disconnect packets), stops
 // the goroutines and closes the transport. Later calls return nil.
-func (c *ServerConn) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		c.wg.Wait()
-		return nil
-	}
-	if c.failed == nil {
-		c.s.Stop(time.Now())
-		c.flushLocked()
-		close(c.done)
-	}
-	c.closed = true
-	c.msgs, c.events = nil, nil
-	c.mu.Unlock()
-	err := c.conn.Close()
-	c.wg.Wait()
-	return err
-}
+func (c *ServerConn) Close() error { return c.close(c) }

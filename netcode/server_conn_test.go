@@ -212,6 +212,27 @@ func TestListenServerWildcard(t *testing.T) {
 		if _, err := ListenServer(wild, ServerConfig{}); err == nil {
 			t.Fatal("wildcard bind without PublicAddress accepted")
 		}
+		// As with Dial, a failed ListenServer has closed the conn it owned.
+		if err := conn.WriteTo([]byte{1}, wildcardAddr); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("conn after a failed ListenServer: WriteTo = %v, want net.ErrClosed", err)
+		}
+	})
+}
+
+func TestListenServerBadConfigClosesConn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := simnet.New(3)
+		defer n.Close()
+		conn, err := n.Listen(testServerAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ListenServer(conn, ServerConfig{MaxClients: -1}); err == nil {
+			t.Fatal("MaxClients -1 accepted")
+		}
+		if err := conn.WriteTo([]byte{1}, wildcardAddr); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("conn after a failed ListenServer: WriteTo = %v, want net.ErrClosed", err)
+		}
 	})
 }
 
