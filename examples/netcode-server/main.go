@@ -140,9 +140,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("-public: %w", err)
 		}
 	}
-	s, err := netcode.ListenServer(conn, cfg)
+	s, err := netcode.ListenServer(conn, cfg) // owns conn from here on, failing or not
 	if err != nil {
-		conn.Close()
 		return err
 	}
 	defer s.Close()
