@@ -223,10 +223,7 @@ type Client struct {
 	outList, outPrevList []outRef
 	outView              []Datagram
 
-	queue []queuedPayload // ring of received payloads
-	qHead int
-	qN    int
-	spare [][]byte // payload buffers handed back by ReceivePayload
+	payloads payloadQueue // received, for ReceivePayload
 
 	stats ClientCounters
 	pkt   Packet
@@ -302,7 +299,7 @@ func (c *Client) Connect(token []byte, now time.Time) error {
 	if c.state > ClientDisconnected {
 		return ErrAlreadyConnecting
 	}
-	c.discardPayloads()
+	c.payloads.discard()
 	if err := c.token.UnmarshalBinary(token); err != nil {
 		c.setState(ClientInvalidConnectToken)
 		return fmt.Errorf("%w: %w", ErrInvalidConnectToken, err)
@@ -469,22 +466,10 @@ func clientDropReason(err error) ClientDropReason {
 func (c *Client) drop(r ClientDropReason) { c.stats.Dropped[r]++ }
 
 func (c *Client) enqueue(seq uint64, payload []byte) {
-	if c.qN == c.queueSize {
+	if !c.payloads.push(c.queueSize, seq, payload) {
 		c.drop(ClientDropReceiveQueueFull)
 		return
 	}
-	if c.queue == nil {
-		c.queue = make([]queuedPayload, c.queueSize)
-	}
-	q := &c.queue[(c.qHead+c.qN)%c.queueSize]
-	q.seq = seq
-	var buf []byte
-	if n := len(c.spare); n > 0 {
-		buf = c.spare[n-1]
-		c.spare = c.spare[:n-1]
-	}
-	q.data = append(buf[:0], payload...)
-	c.qN++
 	c.stats.PayloadsReceived++
 }
 
@@ -493,27 +478,7 @@ func (c *Client) enqueue(seq uint64, payload []byte) {
 // next call to Receive or Connect. Payloads received before a disconnect
 // stay available until then.
 func (c *Client) ReceivePayload() (payload []byte, sequence uint64, ok bool) {
-	if c.qN == 0 {
-		return nil, 0, false
-	}
-	q := &c.queue[c.qHead]
-	c.qHead = (c.qHead + 1) % len(c.queue)
-	c.qN--
-	// The buffer goes back to the pool that a later Receive draws from,
-	// which is why the payload is only valid until then.
-	c.spare = append(c.spare, q.data)
-	data := q.data
-	q.data = nil
-	return data, q.seq, true
-}
-
-func (c *Client) discardPayloads() {
-	for ; c.qN > 0; c.qN-- {
-		q := &c.queue[c.qHead]
-		c.spare = append(c.spare, q.data)
-		q.data = nil
-		c.qHead = (c.qHead + 1) % len(c.queue)
-	}
+	return c.payloads.pop()
 }
 
 // SendPayload queues one payload (1 to MaxPayloadBytes bytes) for the

@@ -159,14 +159,7 @@ type serverSlot struct {
 	lastSend   time.Time
 	lastRecv   time.Time
 	stats      ClientStats
-	queue      []queuedPayload // ring, allocated on first payload
-	qHead, qN  int
-	spare      [][]byte // payload buffers handed back by ReceivePayload
-}
-
-type queuedPayload struct {
-	seq  uint64
-	data []byte
+	payloads   payloadQueue // received, for ReceivePayload
 }
 
 // NewServer checks cfg, fills in defaults and returns a stopped server;
@@ -474,24 +467,11 @@ func (s *Server) receiveFromClient(i int, pkt []byte, now time.Time) {
 }
 
 func (s *Server) enqueue(c *serverSlot, seq uint64, payload []byte) {
-	size := s.cfg.ReceiveQueueSize
-	if c.qN == size {
+	if !c.payloads.push(s.cfg.ReceiveQueueSize, seq, payload) {
 		s.drop(DropReceiveQueueFull)
 		c.stats.Dropped[DropReceiveQueueFull]++
 		return
 	}
-	if c.queue == nil {
-		c.queue = make([]queuedPayload, size)
-	}
-	q := &c.queue[(c.qHead+c.qN)%size]
-	q.seq = seq
-	var buf []byte
-	if n := len(c.spare); n > 0 {
-		buf = c.spare[n-1]
-		c.spare = c.spare[:n-1]
-	}
-	q.data = append(buf[:0], payload...)
-	c.qN++
 	c.stats.PayloadsReceived++
 	s.stats.PayloadsReceived++
 }
@@ -503,19 +483,7 @@ func (s *Server) ReceivePayload(index int) (payload []byte, sequence uint64, ok 
 	if !s.ClientConnected(index) {
 		return nil, 0, false
 	}
-	c := &s.slots[index]
-	if c.qN == 0 {
-		return nil, 0, false
-	}
-	q := &c.queue[c.qHead]
-	c.qHead = (c.qHead + 1) % len(c.queue)
-	c.qN--
-	// The buffer is reused by a later Receive, which is why the payload is
-	// only valid until then; a drained queue needs one or two buffers.
-	c.spare = append(c.spare, q.data)
-	data := q.data
-	q.data = nil
-	return data, q.seq, true
+	return s.slots[index].payloads.pop()
 }
 
 // processRequest follows the standard's order exactly, cheapest checks
@@ -692,7 +660,7 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 	}
 	i := s.freeSlot()
 	c := &s.slots[i]
-	queue, spare := c.queue, c.spare // keep buffers for reuse
+	payloads := c.payloads // empty since the last disconnect; keeps its buffers
 	*c = serverSlot{
 		connected: true,
 		id:        ct.ClientID,
@@ -703,8 +671,7 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 		timeout:   m.timeout,
 		lastSend:  now,
 		lastRecv:  now,
-		queue:     queue,
-		spare:     spare,
+		payloads:  payloads,
 	}
 	s.byAddr[from] = i
 	s.byID[ct.ClientID] = i
@@ -821,12 +788,6 @@ func (s *Server) disconnect(i int, reason DisconnectReason, sendPackets bool) {
 	s.event(Event{Kind: EventDisconnected, ClientIndex: i, ClientID: c.id, Address: c.addr, Reason: reason})
 	s.log.Debug().Int("client_index", i).Uint64("client_id", c.id).Stringer("reason", reason).Msg("netcode client disconnected")
 	// Discard queued payloads but keep their buffers for the next client.
-	for ; c.qN > 0; c.qN-- {
-		q := &c.queue[c.qHead]
-		c.spare = append(c.spare, q.data)
-		q.data = nil
-		c.qHead = (c.qHead + 1) % len(c.queue)
-	}
-	queue, spare := c.queue, c.spare
-	*c = serverSlot{queue: queue, spare: spare}
+	c.payloads.discard()
+	*c = serverSlot{payloads: c.payloads}
 }
