@@ -31,7 +31,8 @@ type Engine struct {
 	// Send side.
 	queues       [numPriorities]fifo[*outMsg]
 	credits      [numPriorities]int
-	queuedMsgs   int
+	queuedMsgs   int // accepted, not yet fully on the wire
+	liveMsgs     int // accepted, not yet released (acknowledged, lost or done)
 	resend       fifo[frameRef]
 	sent         sentWindow
 	rel          sendRelWindow
@@ -251,6 +252,7 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 	e.heldBytes += cost
 	e.queues[prio].push(m)
 	e.queuedMsgs++
+	e.liveMsgs++
 	e.stats.MessagesSent++
 	return m.receipt, nil
 }
@@ -267,6 +269,7 @@ func (e *Engine) newMsg() *outMsg {
 // release returns m's storage; every frameRef to it goes stale.
 func (e *Engine) release(m *outMsg) {
 	e.heldBytes -= m.cost
+	e.liveMsgs--
 	if m.split && m.nextPart > 0 && m.wire.IsReliable() {
 		e.splitsOut--
 	}
@@ -312,6 +315,40 @@ func (e *Engine) Close() error {
 func (e *Engine) Dead(now time.Time) bool {
 	e.checkDead(now)
 	return e.dead
+}
+
+// Outstanding reports the messages accepted by Send that still need the
+// peer: queued counts those not yet fully on the wire, unacked those on
+// the wire whose acknowledgement is awaited (reliable kinds, and
+// UnreliableWithAckReceipt until its receipt is known). Both zero means
+// every reliable message sent has been acknowledged and nothing waits to
+// be sent, so a graceful close can stop waiting (Idle). Resends do not
+// count separately: a message awaiting one is unacked. After Close or
+// death the counts freeze at what was left undone. It costs O(1).
+func (e *Engine) Outstanding() (queued, unacked int) {
+	return e.queuedMsgs, e.liveMsgs - e.queuedMsgs
+}
+
+// Idle reports whether Outstanding is (0, 0): everything sent has been
+// acknowledged and nothing is queued. It says nothing about the peer's
+// traffic; ACKs this side owes the peer may still be pending (FlushACKs).
+func (e *Engine) Idle() bool { return e.liveMsgs == 0 }
+
+// FlushACKs makes the acknowledgements this side owes the peer due now
+// instead of after Config.ACKDelay: the next AppendDatagram calls emit
+// them, and the repeat of the previous ACK, if one is scheduled. A
+// connection whose peer is closing uses it to acknowledge the peer's last
+// messages at once and finish. Acknowledgements that arrive after the call
+// wait as usual once the flushed ones are out. NextTimeout reflects it.
+func (e *Engine) FlushACKs(now time.Time) {
+	e.observe(now)
+	rx := &e.rx
+	if rx.pipe.acks.pendingACK() > 0 {
+		rx.ackFlush = true
+	}
+	if !rx.ackRedo.IsZero() && rx.ackRedo.After(now) {
+		rx.ackRedo = now
+	}
 }
 
 func (e *Engine) outstanding() bool { return e.sent.count > 0 || e.resend.len() > 0 }

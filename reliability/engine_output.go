@@ -64,6 +64,7 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 func (e *Engine) appendACK(dst []byte, now time.Time) []byte {
 	rx := &e.rx
 	rx.ackFresh = rx.pipe.acks.takeACK(rx.ackFresh[:0], e.maxDgram)
+	rx.ackFlush = rx.ackFlush && rx.pipe.acks.pendingACK() > 0
 	ranges := mergeAscending(rx.ackMerged[:0], rx.ackFresh, rx.ackPrev)
 	rx.ackMerged = ranges
 	if AckFit(false, false, ranges, e.maxDgram) < len(ranges) {

@@ -108,6 +108,7 @@ type rxState struct {
 	ackPrev   []Range       // ranges of the previous ACK, to be repeated once
 	ackMerged []Range       // scratch: fresh and repeated ranges, merged
 	ackRedo   time.Time     // when to repeat ackPrev on its own; zero: no need
+	ackFlush  bool          // FlushACKs: the pending ranges are due now
 	ready     []recvMessage // scratch for recvPipeline.receiveDatagram
 	reorder   reorderTracker
 	out       fifo[Message]
@@ -183,8 +184,9 @@ func (r *rxState) nakDue(delay time.Duration, now time.Time) time.Time {
 func (r *rxState) ackDue(delay time.Duration) time.Time {
 	switch n := r.pipe.acks.pendingACK(); {
 	case n == 0:
+		r.ackFlush = false
 		return time.Time{}
-	case n >= ackFlushRanges:
+	case n >= ackFlushRanges || r.ackFlush:
 		return r.ackSince
 	}
 	return r.ackSince.Add(delay)
