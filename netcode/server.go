@@ -306,6 +306,7 @@ func (s *Server) event(e Event) {
 	if len(s.events) >= 4*s.maxClients+64 {
 		copy(s.events, s.events[1:])
 		s.events = s.events[:len(s.events)-1]
+		s.stats.EventsDropped++
 	}
 	s.events = append(s.events, e)
 }

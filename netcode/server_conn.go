@@ -128,7 +128,10 @@ func (c *ServerConn) flushLocked() {
 	if ev := c.s.Events(); len(ev) > 0 {
 		c.events = append(c.events, ev...)
 		if over := len(c.events) - (4*c.s.MaxClients() + 64); over > 0 {
+			// Nobody is draining NextEvent: keep memory bounded, drop the
+			// oldest and count them.
 			c.events = append(c.events[:0], c.events[over:]...)
+			c.s.stats.EventsDropped += uint64(over)
 		}
 		signal(c.evReady)
 	}
@@ -138,34 +141,7 @@ func (c *ServerConn) flushLocked() {
 // Once c has given up on its transport, Receive returns the payloads that
 // arrived before, then the error (see ServerConn).
 func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
-	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return ServerMessage{}, net.ErrClosed
-		}
-		if len(c.msgs) > 0 {
-			m := c.msgs[0]
-			c.msgs[0] = ServerMessage{}
-			c.msgs = c.msgs[1:]
-			if len(c.msgs) > 0 {
-				signal(c.msgReady) // wake another waiter
-			}
-			c.mu.Unlock()
-			return m, nil
-		}
-		if err := c.failed; err != nil {
-			c.mu.Unlock()
-			return ServerMessage{}, err
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.msgReady:
-		case <-ctx.Done():
-			return ServerMessage{}, ctx.Err()
-		case <-c.done:
-		}
-	}
+	return awaitQueued(ctx, c, &c.msgs, c.msgReady)
 }
 
 // NextEvent blocks until a client connects or disconnects, ctx ends, or c
@@ -173,30 +149,38 @@ func (c *ServerConn) Receive(ctx context.Context) (ServerMessage, error) {
 // events that came before, including the disconnection of every client,
 // then the error (see ServerConn).
 func (c *ServerConn) NextEvent(ctx context.Context) (Event, error) {
+	return awaitQueued(ctx, c, &c.events, c.evReady)
+}
+
+// awaitQueued pops the oldest item of q, one of c's queues, waiting on
+// ready, which the producer signals, until there is one.
+func awaitQueued[T any](ctx context.Context, c *ServerConn, q *[]T, ready chan struct{}) (T, error) {
+	var zero T
 	for {
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
-			return Event{}, net.ErrClosed
+			return zero, net.ErrClosed
 		}
-		if len(c.events) > 0 {
-			e := c.events[0]
-			c.events = c.events[1:]
-			if len(c.events) > 0 {
-				signal(c.evReady)
+		if len(*q) > 0 {
+			v := (*q)[0]
+			(*q)[0] = zero // the backing array outlives the item
+			*q = (*q)[1:]
+			if len(*q) > 0 {
+				signal(ready) // wake another waiter
 			}
 			c.mu.Unlock()
-			return e, nil
+			return v, nil
 		}
 		if err := c.failed; err != nil {
 			c.mu.Unlock()
-			return Event{}, err
+			return zero, err
 		}
 		c.mu.Unlock()
 		select {
-		case <-c.evReady:
+		case <-ready:
 		case <-ctx.Done():
-			return Event{}, ctx.Err()
+			return zero, ctx.Err()
 		case <-c.done:
 		}
 	}

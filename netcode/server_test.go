@@ -3,6 +3,7 @@ package netcode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -909,5 +910,26 @@ func TestServerOutputsSurviveFurtherCalls(t *testing.T) {
 	}
 	if ev := h.s.Events(); len(ev) != 1 || ev[0].Reason != ReasonServerDisconnected {
 		t.Fatalf("events after disconnect %+v", ev)
+	}
+}
+
+// A driver that never drains Events costs bounded memory, and the events
+// it lost are counted.
+func TestServerEventQueueBounded(t *testing.T) {
+	h := newServerHarness(t, ServerConfig{MaxClients: 1})
+	const rounds = 35 // two events each; the queue holds 4*1+64 = 68
+	for k := range rounds {
+		i := h.client(fmt.Sprintf("198.51.100.%d:1", k+1)).connect()
+		if err := h.s.DisconnectClient(i); err != nil {
+			t.Fatal(err)
+		}
+		h.s.Outgoing()
+	}
+	ev := h.s.Events()
+	if len(ev) != 68 || h.s.Stats().EventsDropped != 2 {
+		t.Fatalf("%d events kept, %d dropped; want 68 and 2", len(ev), h.s.Stats().EventsDropped)
+	}
+	if last := ev[len(ev)-1]; last.Kind != EventDisconnected || last.Address != netip.MustParseAddrPort(fmt.Sprintf("198.51.100.%d:1", rounds)) {
+		t.Fatalf("last event %+v, want the last client's disconnect", last)
 	}
 }

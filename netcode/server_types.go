@@ -87,6 +87,11 @@ type ServerStats struct {
 	PayloadsReceived uint64
 	PayloadsSent     uint64
 
+	// EventsDropped counts connect and disconnect events discarded, oldest
+	// first, because the application did not drain Events (or NextEvent)
+	// and the queue reached 4*MaxClients+64.
+	EventsDropped uint64
+
 	Dropped DropCounts
 }
 
