@@ -69,7 +69,20 @@ type Config struct {
 
 	// DeadTimeout is how long reliable data may stay unacknowledged before
 	// the connection is declared dead. Default 10 s (RakNet's value).
+	//
+	// It runs only while something awaits acknowledgement: a peer that
+	// vanishes while the connection is idle goes unnoticed. Detecting that
+	// is the driver's job (package raknet sends connected pings and times
+	// out on silence), or IdleTimeout's.
 	DeadTimeout time.Duration
+
+	// IdleTimeout, if nonzero, also declares the connection dead when no
+	// datagram has come from the peer for that long, counted from the
+	// first call that passes a time, whether or not anything is
+	// outstanding. Any datagram with a valid header counts, duplicates
+	// and ACKs included; the driver filters out other senders. While it
+	// is set, NextTimeout is never zero. Default zero: off.
+	IdleTimeout time.Duration
 
 	// RTOMin and RTOMax clamp the retransmission timeout
 	// 2·SRTT + 4·RTTVAR + 30 ms, which doubles per consecutive expiry.
@@ -141,6 +154,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, &ConfigError{"MaxReceiveBytes", "must not be negative"}
 	case c.DeadTimeout < 0:
 		return c, &ConfigError{"DeadTimeout", "must not be negative"}
+	case c.IdleTimeout < 0:
+		return c, &ConfigError{"IdleTimeout", "must not be negative"}
 	case c.RTOMin < 0 || c.RTOMax < c.RTOMin:
 		return c, &ConfigError{"RTOMin/RTOMax", "must satisfy 0 <= RTOMin <= RTOMax"}
 	case c.ACKDelay < 0:

@@ -96,6 +96,10 @@
 // to send: a due ACK, then a due NAK, then data, resent frames before new
 // ones; Receive takes a datagram from the peer; ReadMessage returns
 // delivered messages and ReadEvent receipts and connection events.
+// For a graceful close, Outstanding (or Idle) says when everything sent
+// has been acknowledged and nothing is queued, and FlushACKs makes the
+// acknowledgements owed to the peer go out at once rather than after the
+// ACK delay.
 //
 // Sending follows RakNet with a few improvements that stay on the wire
 // format:
@@ -126,8 +130,13 @@
 //     RTOMin..RTOMax and doubled per consecutive expiry. A reliable frame is
 //     resent until acknowledged, or until nothing has been acknowledged for
 //     Config.DeadTimeout and the connection is declared dead (EventDead,
-//     ErrDead). An idle connection has nothing to time out; keep-alives
-//     are the layer above's business.
+//     ErrDead). That timeout runs only while something awaits
+//     acknowledgement: an idle connection has nothing to time out, so
+//     noticing a peer that vanished while idle is the driver's job
+//     (package raknet sends connected pings and times out on silence).
+//     A driver without keep-alives of its own can set Config.IdleTimeout
+//     (off by default): no datagram from the peer for that long, busy or
+//     idle, and the connection is declared dead the same way.
 //   - Congestion control: a byte-counting window with slow start and
 //     additive increase, like RakNet's sliding window, which halves on
 //     every NAK and so collapses on Wi-Fi and mobile links, where loss is

@@ -52,6 +52,7 @@ type Engine struct {
 	nakPremature float64      // moving fraction of NAKs that proved premature
 	lost         lostLog
 	progressAt   time.Time // last acknowledgement progress, or start of the outstanding period
+	heardAt      time.Time // last datagram from the peer (or first time seen); for IdleTimeout
 	paceAt       time.Time // earliest time the pacer lets the next data datagram go
 	backlogged   bool      // the last data datagram left data waiting to be sent
 	events       fifo[Event]
@@ -300,6 +301,9 @@ func (e *Engine) observe(now time.Time) {
 	if now.After(e.lastNow) {
 		e.lastNow = now
 	}
+	if e.heardAt.IsZero() {
+		e.heardAt = now
+	}
 }
 
 // Close stops the engine: Send returns net.ErrClosed, nothing more is
@@ -310,7 +314,8 @@ func (e *Engine) Close() error {
 }
 
 // Dead reports whether the connection has been declared dead: reliable
-// data went unacknowledged for Config.DeadTimeout. It checks the timeout
+// data went unacknowledged for Config.DeadTimeout, or, if set, nothing
+// came from the peer for Config.IdleTimeout. It checks the timeouts
 // against now.
 func (e *Engine) Dead(now time.Time) bool {
 	e.checkDead(now)
@@ -354,14 +359,19 @@ func (e *Engine) FlushACKs(now time.Time) {
 func (e *Engine) outstanding() bool { return e.sent.count > 0 || e.resend.len() > 0 }
 
 func (e *Engine) checkDead(now time.Time) {
-	if e.dead || e.closed || !e.outstanding() {
+	if e.dead || e.closed {
 		return
 	}
-	if now.Sub(e.progressAt) >= e.cfg.DeadTimeout {
-		e.dead = true
-		e.events.push(Event{Kind: EventDead})
+	switch {
+	case e.outstanding() && now.Sub(e.progressAt) >= e.cfg.DeadTimeout:
 		e.log.Debug().Dur("timeout", e.cfg.DeadTimeout).Msg("reliability: peer stopped acknowledging; connection dead")
+	case e.cfg.IdleTimeout > 0 && !e.heardAt.IsZero() && now.Sub(e.heardAt) >= e.cfg.IdleTimeout:
+		e.log.Debug().Dur("timeout", e.cfg.IdleTimeout).Msg("reliability: peer silent; connection dead")
+	default:
+		return
 	}
+	e.dead = true
+	e.events.push(Event{Kind: EventDead})
 }
 
 // Stats returns a snapshot of the engine's counters.
@@ -397,7 +407,8 @@ func (e *Engine) Stats() Stats {
 // NextTimeout returns when the engine next needs AppendDatagram to be
 // called: a time not after the latest now passed in when it has something
 // to send already, the zero time when it waits for nothing (no pending
-// ACK, no data in flight, empty queue).
+// ACK, no data in flight, empty queue, no Config.IdleTimeout). To know
+// whether everything sent has been acknowledged, use Outstanding or Idle.
 func (e *Engine) NextTimeout() time.Time {
 	if e.closed || e.dead {
 		return time.Time{}
@@ -419,6 +430,9 @@ func (e *Engine) NextTimeout() time.Time {
 	}
 	if e.outstanding() {
 		earliest(e.progressAt.Add(e.cfg.DeadTimeout))
+	}
+	if e.cfg.IdleTimeout > 0 && !e.heardAt.IsZero() {
+		earliest(e.heardAt.Add(e.cfg.IdleTimeout))
 	}
 	if e.hasDataToSend() && e.sent.span() < maxInFlightDatagrams && e.cc.canSend(e.inFlight, e.maxDgram) {
 		if e.paceAt.After(e.lastNow) {

@@ -142,3 +142,52 @@ func TestEngineFlushACKs(t *testing.T) {
 		t.Fatalf("NextTimeout %v with nothing left", got.Sub(epoch))
 	}
 }
+
+// IdleTimeout declares a silent peer dead even with nothing outstanding;
+// any valid datagram from it restarts the clock. Without it an idle
+// engine waits for nothing.
+func TestEngineIdleTimeout(t *testing.T) {
+	sec := func(n float64) time.Time { return epoch.Add(time.Duration(n * float64(time.Second))) }
+	off, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.FlushACKs(sec(0))
+	if off.Dead(sec(3600)) || !off.NextTimeout().IsZero() {
+		t.Fatalf("idle engine without IdleTimeout: dead %v, NextTimeout %v", off.Dead(sec(3600)), off.NextTimeout())
+	}
+	if _, err := New(Config{IdleTimeout: -1}); err == nil {
+		t.Fatal("negative IdleTimeout accepted")
+	}
+
+	e, err := New(Config{IdleTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.AppendDatagram(nil, sec(0)); ok {
+		t.Fatal("datagram from a fresh engine")
+	}
+	if got := e.NextTimeout(); !got.Equal(sec(3)) {
+		t.Fatalf("NextTimeout %v, want 3 s", got.Sub(epoch))
+	}
+	e.Receive([]byte{0x80}, sec(1)) // too short for a header: not the peer
+	if got := e.NextTimeout(); !got.Equal(sec(3)) {
+		t.Fatalf("NextTimeout %v after a malformed datagram, want 3 s", got.Sub(epoch))
+	}
+	e.Receive((&Ack{Ranges: []Range{{7, 7}}}).Append(nil), sec(2))
+	if got := e.NextTimeout(); !got.Equal(sec(5)) {
+		t.Fatalf("NextTimeout %v after an ACK at 2 s, want 5 s", got.Sub(epoch))
+	}
+	if e.Dead(sec(4.9)) {
+		t.Fatal("dead before the idle timeout")
+	}
+	if _, ok := e.AppendDatagram(nil, sec(5)); ok || !e.Dead(sec(5)) {
+		t.Fatal("not dead after 3 s of silence")
+	}
+	if ev, ok := e.ReadEvent(); !ok || ev.Kind != EventDead {
+		t.Fatalf("event %v, %v; want EventDead", ev, ok)
+	}
+	if _, err := e.Send([]byte{1}, Reliable, 0, Medium, sec(5)); err != ErrDead {
+		t.Fatalf("Send after death: %v", err)
+	}
+}

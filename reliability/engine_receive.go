@@ -21,6 +21,7 @@ func (e *Engine) Receive(b []byte, now time.Time) {
 			e.stats.Drops.MalformedACK++
 			return
 		}
+		e.heardAt = now
 		if e.ackScratch.NAK {
 			e.stats.NAKsReceived++
 		} else {
@@ -28,6 +29,9 @@ func (e *Engine) Receive(b []byte, now time.Time) {
 		}
 		e.onAckDatagram(&e.ackScratch, now)
 	case DatagramData:
+		if len(b) >= DataHeaderLen {
+			e.heardAt = now
+		}
 		e.receiveData(b, now)
 	default:
 		e.stats.Drops.MalformedDatagram++
