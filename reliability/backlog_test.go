@@ -137,7 +137,7 @@ func TestEngineSequencedBacklogBounded(t *testing.T) {
 	if got, want := p.e[0].Stats().Drops.SequencedBacklog, uint64(nSeq-maxSequencedWaiting); got != want {
 		t.Fatalf("SequencedBacklog grew to %d after the repair, want %d", got, want)
 	}
-	if n := p.e[0].backlogs[ch].ahead.len(); n != 0 {
+	if _, n := p.e[0].backlog(ch); n != 0 {
 		t.Fatalf("%d backlog records left with nothing outstanding", n)
 	}
 }

@@ -186,17 +186,13 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 	}
 	e.observe(now)
 	room := e.maxDgram - DataHeaderLen
-	seqHeld := false
-	if r == UnreliableSequenced && len(msg) <= room-FrameHeaderLen(r, false) {
-		held, n := e.mayBeHeld(channel, e.orderingNext[channel])
-		if held && n >= maxSequencedWaiting {
-			// The peer may hold too many messages on this channel behind
-			// an ordered one not yet acknowledged: an unreliable message
-			// may be lost, so this one is, rather than stall the channel.
-			e.stats.Drops.SequencedBacklog++
-			return 0, nil
-		}
-		seqHeld = held
+	seqFits := r == UnreliableSequenced && len(msg) <= room-FrameHeaderLen(r, false)
+	if seqFits && e.sequencedDiscarded(channel) {
+		// The peer may hold too many messages on this channel behind an
+		// ordered one not yet acknowledged: an unreliable message may be
+		// lost, so this one is, rather than stall the channel.
+		e.stats.Drops.SequencedBacklog++
+		return 0, nil
 	}
 
 	m := e.newMsg()
@@ -231,15 +227,15 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 			m.orderingIndex = e.orderingNext[channel]
 			e.orderingNext[channel] = seqAdd(e.orderingNext[channel], 1)
 			e.sequenceNext[channel] = 0
-			e.backlogs[channel].ordered.push(frameRef{msg: m, gen: m.gen})
+			e.backlogs[channel].ordered.push(orderedRef{msg: m, gen: m.gen, index: m.orderingIndex})
 		} else {
 			// A sequenced message rides on the current ordering index:
 			// the one the next ordered message will take.
 			m.orderingIndex = e.orderingNext[channel]
 			m.sequencingIndex = e.sequenceNext[channel]
 			e.sequenceNext[channel] = seqAdd(e.sequenceNext[channel], 1)
-			if seqHeld {
-				e.backlogs[channel].ahead.push(m.orderingIndex)
+			if seqFits {
+				e.recordSequenced(channel, m.orderingIndex)
 			}
 		}
 	}
@@ -271,6 +267,9 @@ func (e *Engine) newMsg() *outMsg {
 func (e *Engine) release(m *outMsg) {
 	e.heldBytes -= m.cost
 	e.liveMsgs--
+	if m.wire.IsOrdered() {
+		e.backlogs[m.channel].acked = true
+	}
 	if m.split && m.nextPart > 0 && m.wire.IsReliable() {
 		e.splitsOut--
 	}
