@@ -108,6 +108,15 @@ func (p *netPair) pump() {
 		if e.rel.span() > maxReliableSpan || e.splitsOut > e.cfg.MaxOutstandingSplits {
 			p.tb.Fatalf("engine %d: %d reliable indexes and %d split messages in flight", side, e.rel.span(), e.splitsOut)
 		}
+		// The per-channel backlog count is an upper bound on what the
+		// peer really holds, and stays inside a Bedrock client's limit.
+		peer := &p.e[1-side].rx.pipe.order
+		for c := range uint8(NumOrderingChannels) {
+			_, n := e.backlog(c)
+			if held := len(peer.ch[c].held); n > maxChannelWaiting || held > n {
+				p.tb.Fatalf("engine %d: counts %d messages the peer may hold on channel %d (limit %d); it holds %d", side, n, c, maxChannelWaiting, held)
+			}
+		}
 		for !p.paused[side] {
 			m, ok := e.ReadMessage()
 			if !ok {
