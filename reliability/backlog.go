@@ -156,8 +156,13 @@ func (e *Engine) sequencedDiscarded(c uint8) bool {
 // channel, went on the wire.
 func (e *Engine) recordSent(m *outMsg) {
 	if m.wire.IsOrdered() {
-		// Its index is not below low: it is not acknowledged yet.
-		e.backlogs[m.channel].sent++
+		b := &e.backlogs[m.channel]
+		if b.acked {
+			// Drop the acknowledged ones now and then, so that a channel
+			// that never needs an exact count does not pile them up.
+			e.low(m.channel)
+		}
+		b.sent++ // its index is not below low: it is not acknowledged yet
 		return
 	}
 	e.recordSequenced(m.channel, m.orderingIndex)

@@ -459,14 +459,17 @@ func (e *Engine) hasDataToSend() bool {
 // the reliable window, the split limit and the peer's per-channel backlog
 // (chanBacklog) are concerned.
 func (e *Engine) sendable(m *outMsg) bool {
-	if m.wire.IsReliable() && e.rel.full() {
+	if !m.wire.IsReliable() {
+		return true // unreliable kinds are never split
+	}
+	if e.rel.full() {
 		return false
 	}
-	if m.split && m.nextPart == 0 && e.splitsOut >= e.cfg.MaxOutstandingSplits {
+	if m.nextPart > 0 {
+		return true
+	}
+	if m.split && e.splitsOut >= e.cfg.MaxOutstandingSplits {
 		return false
 	}
-	if m.wire.IsReliable() && m.wire.HasOrderingChannel() && m.nextPart == 0 && e.backlogBlocks(m) {
-		return false
-	}
-	return true
+	return !m.wire.HasOrderingChannel() || !e.backlogBlocks(m)
 }
