@@ -3,6 +3,7 @@ package raknet
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,71 @@ func window(size int) chan struct{} {
 	return make(chan struct{}, max(1, min(256, (256<<10)/size)))
 }
 
+// stallTimeout: a run whose reader made no progress for this long has
+// lost its connection without saying so (go-raknet can), and fails
+// instead of hanging.
+const stallTimeout = 10 * time.Second
+
+// flowControl is the window between writer and reader, with a watchdog
+// that notices a reader that stopped.
+type flowControl struct {
+	sem     chan struct{}
+	read    atomic.Int64
+	stalled chan struct{}
+	stop    chan struct{}
+}
+
+func newFlowControl(size int) *flowControl {
+	f := &flowControl{sem: window(size), stalled: make(chan struct{}), stop: make(chan struct{})}
+	go func() {
+		tick := time.NewTicker(stallTimeout)
+		defer tick.Stop()
+		last := int64(-1)
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-tick.C:
+			}
+			if n := f.read.Load(); n != last {
+				last = n
+				continue
+			}
+			close(f.stalled)
+			return
+		}
+	}()
+	return f
+}
+
+// acquire takes a slot for the next message.
+func (f *flowControl) acquire(b *testing.B) {
+	select {
+	case f.sem <- struct{}{}:
+	case <-f.stalled:
+		b.Fatalf("the reader made no progress for %v", stallTimeout)
+	}
+}
+
+// release frees the slot of a message read.
+func (f *flowControl) release() {
+	<-f.sem
+	f.read.Add(1)
+}
+
+// wait returns the reader's result.
+func (f *flowControl) wait(b *testing.B, done chan error) {
+	defer close(f.stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			b.Fatal(err)
+		}
+	case <-f.stalled:
+		b.Fatalf("the reader made no progress for %v", stallTimeout)
+	}
+}
+
 func benchMessage(size int) []byte {
 	msg := make([]byte, size)
 	msg[0] = IDUserPacketEnum
@@ -51,7 +117,7 @@ func benchRaknet(b *testing.B, size int) {
 	}
 	defer l.Close()
 	done := make(chan error, 1)
-	sem := window(size)
+	flow := newFlowControl(size)
 	go func() {
 		c, err := l.AcceptConn(context.Background())
 		if err != nil {
@@ -64,7 +130,7 @@ func benchRaknet(b *testing.B, size int) {
 				done <- err
 				return
 			}
-			<-sem
+			flow.release()
 		}
 		done <- nil
 	}()
@@ -77,14 +143,12 @@ func benchRaknet(b *testing.B, size int) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		sem <- struct{}{}
+		flow.acquire(b)
 		if _, err := c.Write(msg); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
+	flow.wait(b, done)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	reportThroughput(b, size, elapsed)
@@ -97,7 +161,7 @@ func benchGoRaknet(b *testing.B, size int) {
 	}
 	defer l.Close()
 	done := make(chan error, 1)
-	sem := window(size)
+	flow := newFlowControl(size)
 	go func() {
 		nc, err := l.Accept()
 		if err != nil {
@@ -110,7 +174,7 @@ func benchGoRaknet(b *testing.B, size int) {
 				done <- err
 				return
 			}
-			<-sem
+			flow.release()
 		}
 		done <- nil
 	}()
@@ -129,14 +193,12 @@ func benchGoRaknet(b *testing.B, size int) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		sem <- struct{}{}
+		flow.acquire(b)
 		if _, err := c.Write(msg); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
+	flow.wait(b, done)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	reportThroughput(b, size, elapsed)
