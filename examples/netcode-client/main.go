@@ -15,19 +15,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netrak/netrak/examples/internal/refdemo"
 	"github.com/netrak/netrak/netcode"
 	"github.com/netrak/netrak/transport"
 )
 
 // The demo convention of the reference programs.
 const (
-	testKeyHex        = "606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1"
-	testProtocolID    = "0x1122334455667788"
-	defaultAddress    = "127.0.0.1:40000"
-	tokenExpiry       = 30 * time.Second
-	tokenTimeout      = 5 * time.Second
-	payloadBytes      = netcode.MaxPayloadBytes
-	payloadsPerSecond = 60
+	testKeyHex        = refdemo.KeyHex
+	testProtocolID    = refdemo.ProtocolID
+	defaultAddress    = refdemo.Address
+	tokenExpiry       = refdemo.TokenExpiry
+	tokenTimeout      = refdemo.TokenTimeout
+	payloadsPerSecond = refdemo.PayloadsPerSecond
 )
 
 func main() {
@@ -112,25 +112,9 @@ func (o *options) token() ([]byte, error) {
 }
 
 // demoPayload is the reference programs' payload: byte i is i mod 256.
-var demoPayload = func() []byte {
-	p := make([]byte, payloadBytes)
-	for i := range p {
-		p[i] = byte(i)
-	}
-	return p
-}()
+var demoPayload = refdemo.Payload
 
-func matches(p []byte) bool {
-	if len(p) != payloadBytes {
-		return false
-	}
-	for i, b := range p {
-		if b != byte(i) {
-			return false
-		}
-	}
-	return true
-}
+func matches(p []byte) bool { return refdemo.Matches(p) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
