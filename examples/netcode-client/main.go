@@ -212,7 +212,7 @@ loop:
 	switch {
 	case n.failed > 0:
 		return errors.New("failed")
-	case n.end != nil && ctx.Err() != nil && o.count > 0:
+	case n.end != nil && (o.count > 0 && ctx.Err() != nil || errors.Is(ctx.Err(), context.DeadlineExceeded)):
 		return fmt.Errorf("gave up after %d of %d payloads: %w", n.passed, o.count, context.Cause(ctx))
 	case n.end != nil && ctx.Err() == nil && (o.count > 0 || c.State() < netcode.ClientDisconnected):
 		return fmt.Errorf("connection ended: %w", n.end)

@@ -226,6 +226,15 @@ func TestClientGivesUp(t *testing.T) {
 	}
 }
 
+func TestClientTimeoutWithoutCountFails(t *testing.T) {
+	// Connected and counting, but -timeout ends the run: that is giving up.
+	s := server(t, 4)
+	out, err := runClient("-addr", s.LocalAddr().String(), "-timeout", "500ms")
+	if !errors.Is(err, context.DeadlineExceeded) || out[len(out)-2] != "disconnected: client disconnected" {
+		t.Fatalf("run = %v\n%s", err, strings.Join(out, "\n"))
+	}
+}
+
 func TestClientFlags(t *testing.T) {
 	short := filepath.Join(t.TempDir(), "short")
 	os.WriteFile(short, make([]byte, 100), 0o600)

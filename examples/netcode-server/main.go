@@ -64,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.public, "public", "", "address clients' tokens name, if not the bind address (required with a wildcard bind such as 0.0.0.0:40000)")
 	fs.StringVar(&keyHex, "key", testKeyHex, "private key shared with the token issuer, 64 hex digits")
 	fs.StringVar(&protocol, "protocol-id", testProtocolID, "protocol id (decimal or 0x hex)")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up, exiting 1, if -count is not reached by then; 0 means never")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up, exiting 1, after this long (whether or not -count was reached); 0 means never")
 	fs.IntVar(&o.count, "count", 0, "exit 0 after receiving this many matching payloads once no client is connected; 0 means run until interrupted")
 	fs.IntVar(&o.maxClients, "max-clients", netcode.DefaultMaxClients, "client slots")
 	if err := fs.Parse(args); err != nil {
@@ -177,7 +177,9 @@ loop:
 	for {
 		select {
 		case <-ctx.Done():
-			if o.count > 0 {
+			// -timeout always gives up with exit 1; an interrupt (SIGINT or
+			// SIGTERM) without -count is the normal way to stop a server.
+			if o.count > 0 || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				result = fmt.Errorf("gave up: %w", context.Cause(ctx))
 			}
 			break loop

@@ -134,10 +134,16 @@ func TestServerCountsMismatches(t *testing.T) {
 }
 
 func TestServerGivesUp(t *testing.T) {
-	_, lines, runErr := startServer(t, "-addr", "127.0.0.1:0", "-count", "1", "-timeout", "200ms")
-	out := collect(lines)
-	if *runErr == nil || !errors.Is(*runErr, context.DeadlineExceeded) || out[len(out)-1] != "0 passed, 0 failed" {
-		t.Fatalf("run = %v, output %q", *runErr, out)
+	// -timeout gives up with exit 1, with or without -count.
+	for _, args := range [][]string{
+		{"-addr", "127.0.0.1:0", "-count", "1", "-timeout", "200ms"},
+		{"-addr", "127.0.0.1:0", "-timeout", "200ms"},
+	} {
+		_, lines, runErr := startServer(t, args...)
+		out := collect(lines)
+		if *runErr == nil || !errors.Is(*runErr, context.DeadlineExceeded) || out[len(out)-1] != "0 passed, 0 failed" {
+			t.Fatalf("%q: run = %v, output %q", args, *runErr, out)
+		}
 	}
 }
 
