@@ -18,7 +18,7 @@
 // With -count N it disconnects cleanly and exits 0 after N matching
 // payloads. It exits 1 if it cannot connect, if the connection ends in an
 // error (denied, timed out, ...) or, with -count, ends before N payloads,
-// on any payload that does not match, and, with -count, when -timeout
-// passes first. Without -count it runs until the connection ends, it is
-// interrupted or -timeout passes.
+// on any payload that does not match, and when -timeout passes first
+// (default 30 s; 0 means no limit). Without -count it runs until the
+// connection ends, it is interrupted (exit 0) or -timeout passes (exit 1).
 package main

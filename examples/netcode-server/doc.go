@@ -13,6 +13,6 @@
 //
 // With -count N it exits 0 once it has received N matching payloads and
 // no client is connected any more; without it, it runs until interrupted
-// or until -timeout (0 means no limit). It exits 1 on a payload that does
-// not match, or if the timeout ends a -count run early.
+// (exit 0). It gives up with exit 1 when -timeout passes first (default
+// 30 s; 0 means no limit), and exits 1 on a payload that does not match.
 package main
