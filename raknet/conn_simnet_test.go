@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
 	"github.com/netrak/netrak/transport/simnet"
 )
@@ -285,5 +287,44 @@ func TestSimnetOnlineHandshakeTimeout(t *testing.T) {
 			t.Errorf("gave up after %v", took)
 		}
 		sc.Close()
+	})
+}
+
+// Close ends as soon as the peer has acknowledged everything, even when
+// the engine always has a timer running (Config.IdleTimeout makes its
+// NextTimeout never zero), instead of waiting out the close timeout.
+func TestSimnetCloseEndsOnAcknowledgement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const latency = 20 * time.Millisecond
+		_, l, d := simPair(t, 1, transport.Impairment{Latency: latency}, ListenConfig{})
+		go serveEcho(l)
+		d.Reliability.IdleTimeout = 30 * time.Second
+		d.CloseTimeout = 10 * time.Second
+		c, err := d.DialAddr(context.Background(), simServer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := echoMessage(6) // split over several datagrams
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := c.ReadMessage(); err != nil || !bytes.Equal(m.Data, msg) {
+			t.Fatalf("echo: %v", err)
+		}
+		start := time.Now()
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The notification goes out at once and its ACK comes back after
+		// a round trip and at most the peer's ACK delay.
+		if took := time.Since(start); took > 2*latency+reliability.DefaultACKDelay {
+			t.Errorf("Close took %v, want about one round trip (%v)", took, 2*latency)
+		}
+		if err := c.Err(); err != nil {
+			t.Errorf("Err after a graceful close: %v", err)
+		}
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Read after Close: %v, want net.ErrClosed", err)
+		}
 	})
 }

@@ -306,14 +306,7 @@ func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
 			s.sendDisconnect = false
 		}
 	}
-	for {
-		var ok bool
-		out, ok = s.eng.AppendDatagram(out[:0], now)
-		if !ok {
-			break
-		}
-		emit(out)
-	}
+	out = s.appendDue(now, out, emit)
 	if s.peerClosed {
 		// The peer is gone, but the ACK of its disconnection notification
 		// may be lost: keep acknowledging its resends until it has been
@@ -331,12 +324,28 @@ func (s *session) poll(now time.Time, out []byte, emit func([]byte)) []byte {
 		switch {
 		case !now.Before(s.closeDeadline):
 			s.end(nil)
-		case !s.sendDisconnect && s.eng.NextTimeout().IsZero():
+		case !s.sendDisconnect && s.eng.Idle():
 			// Everything, the notification included, was acknowledged.
+			// Acknowledge what the peer sent meanwhile before going, so
+			// that it does not resend into the void.
+			s.eng.FlushACKs(now)
+			out = s.appendDue(now, out, emit)
 			s.end(nil)
 		}
 	}
 	return out
+}
+
+// appendDue emits every datagram the engine has due at now.
+func (s *session) appendDue(now time.Time, out []byte, emit func([]byte)) []byte {
+	for {
+		var ok bool
+		out, ok = s.eng.AppendDatagram(out[:0], now)
+		if !ok {
+			return out
+		}
+		emit(out)
+	}
 }
 
 // nextWake is when poll must run next; the zero time means only input
