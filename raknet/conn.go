@@ -429,7 +429,8 @@ func (c *Conn) ReadReceipt(ctx context.Context) (reliability.Event, error) {
 // Close closes the connection gracefully; see Conn. It blocks until the
 // peer has acknowledged everything sent, or the close timeout passes. If
 // the peer closed first, Close returns at once and the connection keeps
-// acknowledging the peer's resends in the background for a second.
+// acknowledging the peer's resends in the background for a short while,
+// in case our ACK of its goodbye was lost (see Done).
 // Blocked reads and writes return at once. It returns nil; later calls
 // wait for the first to finish and return nil too.
 func (c *Conn) Close() error {
@@ -458,8 +459,12 @@ func (c *Conn) isUp() bool {
 }
 
 // Done returns a channel closed when the connection has ended: after
-// Close, after the peer closed it and the connection was released, or
-// when it was lost.
+// Close, after the peer closed it and the connection stopped lingering,
+// or when it was lost. A connection whose peer closed lingers after the
+// peer's latest datagram for three retransmission timeouts (at least
+// 100 ms) on a path without recent loss, and for two RTO ceilings (2.5 s
+// with the default reliability settings) after loss, when the peer may
+// have backed off.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err reports why the connection ended: nil while it is open or after a

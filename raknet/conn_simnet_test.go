@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
 	"github.com/netrak/netrak/transport/simnet"
 )
@@ -83,8 +82,8 @@ func TestSimnetEchoWithLoss(t *testing.T) {
 				t.Errorf("seed %d: RTT %v, path RTT is 40ms", seed, rtt)
 			}
 			c.Close()
-			// The server lingers a second after the client's goodbye.
-			time.Sleep(peerCloseLinger + time.Second)
+			// The server lingers a while after the client's goodbye.
+			time.Sleep(maxPeerCloseLinger + time.Second)
 			synctest.Wait()
 			if l.NumConns() != 0 {
 				t.Errorf("seed %d: listener still has %d connections after the client closed", seed, l.NumConns())
@@ -292,39 +291,62 @@ func TestSimnetOnlineHandshakeTimeout(t *testing.T) {
 
 // Close ends as soon as the peer has acknowledged everything, even when
 // the engine always has a timer running (Config.IdleTimeout makes its
-// NextTimeout never zero), instead of waiting out the close timeout.
+// NextTimeout never zero), instead of waiting out the close timeout. The
+// peer acknowledges the disconnection notification at once, without its
+// ACK delay, and lingers only briefly on a clean path.
 func TestSimnetCloseEndsOnAcknowledgement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const latency = 20 * time.Millisecond
 		_, l, d := simPair(t, 1, transport.Impairment{Latency: latency}, ListenConfig{})
-		go serveEcho(l)
+		accepted := make(chan *Conn, 1)
+		go func() {
+			c, err := l.AcceptConn(context.Background())
+			if err == nil {
+				accepted <- c
+			}
+		}()
 		d.Reliability.IdleTimeout = 30 * time.Second
 		d.CloseTimeout = 10 * time.Second
 		c, err := d.DialAddr(context.Background(), simServer)
 		if err != nil {
 			t.Fatal(err)
 		}
+		s := <-accepted
 		msg := echoMessage(6) // split over several datagrams
 		if _, err := c.Write(msg); err != nil {
 			t.Fatal(err)
 		}
-		if m, err := c.ReadMessage(); err != nil || !bytes.Equal(m.Data, msg) {
-			t.Fatalf("echo: %v", err)
+		if m, err := s.ReadMessage(); err != nil || !bytes.Equal(m.Data, msg) {
+			t.Fatalf("server read: %v", err)
 		}
 		start := time.Now()
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		// The notification goes out at once and its ACK comes back after
-		// a round trip and at most the peer's ACK delay.
-		if took := time.Since(start); took > 2*latency+reliability.DefaultACKDelay {
-			t.Errorf("Close took %v, want about one round trip (%v)", took, 2*latency)
+		if took := time.Since(start); took != 2*latency {
+			t.Errorf("Close took %v, want one round trip (%v): the ACK of the notification waited", took, 2*latency)
 		}
 		if err := c.Err(); err != nil {
 			t.Errorf("Err after a graceful close: %v", err)
 		}
 		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Read after Close: %v, want net.ErrClosed", err)
+		}
+		if _, err := s.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("server read after the client closed: %v, want io.EOF", err)
+		}
+		<-s.Done()
+		// The notification reached the server after one latency.
+		linger := time.Since(start) - latency
+		if linger < minPeerCloseLinger || linger >= time.Second {
+			t.Errorf("server lingered %v after the notification on a clean path, want at least %v and under 1 s", linger, minPeerCloseLinger)
+		}
+		if !errors.Is(s.Err(), ErrPeerClosed) {
+			t.Errorf("server Err %v, want ErrPeerClosed", s.Err())
+		}
+		synctest.Wait()
+		if l.NumConns() != 0 {
+			t.Errorf("listener keeps %d connections", l.NumConns())
 		}
 	})
 }

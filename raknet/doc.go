@@ -50,7 +50,9 @@
 // in recycled buffers. ReadMessage hands each message over in a buffer of
 // its own. Close
 // sends a disconnection notification after the data already written and
-// waits, boundedly, for the peer to acknowledge it; the peer reads io.EOF.
+// waits, boundedly, until the peer has acknowledged everything; the peer
+// reads io.EOF. The peer acknowledges the notification at once and then
+// lingers briefly to acknowledge resends, should that ACK be lost.
 // Connected pings measure the RTT and keep idle connections alive; a peer
 // silent for the dead-connection timeout (10 s) is lost.
 //
