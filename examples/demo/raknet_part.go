@@ -96,8 +96,9 @@ func raknetPart(ctx context.Context, cfg config, out io.Writer) error {
 		defer c.Close()
 		// A context that ends interrupts the read below.
 		defer context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Unix(1, 0)) })()
+		var buf []byte // messages are read into one reused buffer; WriteMessage copies them
 		for {
-			m, err := c.ReadMessage()
+			m, err := c.ReadMessageInto(buf)
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					res.err = err
@@ -105,6 +106,7 @@ func raknetPart(ctx context.Context, cfg config, out io.Writer) error {
 				res.stats = c.Stats()
 				return
 			}
+			buf = m.Data
 			if m.Data[0] < raknet.IDUserPacketEnum {
 				continue
 			}
@@ -143,8 +145,9 @@ func raknetPart(ctx context.Context, cfg config, out io.Writer) error {
 
 	var checkErr error
 	var payloadBytes int
+	var buf []byte // the echoes are read into one reused buffer
 	for i := 0; i <= cfg.messages && checkErr == nil; i++ {
-		m, err := c.ReadMessage()
+		m, err := c.ReadMessageInto(buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				err = ctx.Err()
@@ -152,6 +155,7 @@ func raknetPart(ctx context.Context, cfg config, out io.Writer) error {
 			checkErr = fmt.Errorf("after %d of %d echoes: %w", i, cfg.messages, err)
 			break
 		}
+		buf = m.Data
 		want := endMarker
 		if i < cfg.messages {
 			want = message(i)

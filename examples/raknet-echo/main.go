@@ -127,13 +127,16 @@ func serve(ctx context.Context, addr, pong string, protocols []uint8, stdout, st
 }
 
 // echo sends every user message of c back, reliable-ordered on channel 0.
+// Messages are read into one reused buffer (Write copies them).
 func echo(c *raknet.Conn) {
 	defer c.Close()
+	var buf []byte
 	for {
-		m, err := c.ReadMessage()
+		m, err := c.ReadMessageInto(buf)
 		if err != nil {
 			return
 		}
+		buf = m.Data
 		if m.Data[0] < raknet.IDUserPacketEnum {
 			continue
 		}
@@ -166,12 +169,14 @@ func client(ctx context.Context, addr string, count int, protocol uint8, timeout
 	}()
 	passed := 0
 	var readErr error
+	var buf []byte // the echoes are read into one reused buffer
 	for i := 0; i < count; i++ {
-		m, err := c.ReadMessage()
+		m, err := c.ReadMessageInto(buf)
 		if err != nil {
 			readErr = err
 			break
 		}
+		buf = m.Data
 		if bytes.Equal(m.Data, message(i)) {
 			passed++
 		} else {
