@@ -237,6 +237,28 @@ func TestConnReadMessageInto(t *testing.T) {
 	}
 }
 
+// The original library keeps idle connections alive with a reliable
+// one-byte ID_DETECT_LOST_CONNECTIONS and discards it on receipt; so does
+// a Conn, instead of handing it to the application.
+func TestConnDiscardsLostConnectionKeepAlive(t *testing.T) {
+	l := listenLoopback(t, ListenConfig{})
+	go serveEcho(l)
+	c := dialLoopback(t, DialConfig{}, l.Addr())
+	defer c.Close()
+	for _, msg := range [][]byte{{IDDetectLostConnections}, echoMessage(0), {IDDetectLostConnections}, echoMessage(1)} {
+		if _, err := c.WriteMessage(msg, reliability.ReliableOrdered, 0, reliability.Medium); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for i := range 2 {
+		m, err := c.ReadMessage()
+		if err != nil || !bytes.Equal(m.Data, echoMessage(i)) {
+			t.Fatalf("message %d: % x, %v", i, m.Data, err)
+		}
+	}
+}
+
 func TestConnDeadlines(t *testing.T) {
 	l := listenLoopback(t, ListenConfig{})
 	go serveEcho(l)

@@ -232,9 +232,10 @@ func (s *session) drain(now time.Time) {
 	}
 }
 
-// handle processes one delivered message. Connected ping, pong and the
-// disconnection notification are recognised by identifier and exact
-// length in every state, as the original library does; handshake messages
+// handle processes one delivered message. Connected ping, pong, the
+// lost-connection keep-alive and the disconnection notification are
+// recognised by identifier and exact length in every state, as the
+// original library does; handshake messages
 // only during the handshake. Anything else is a user message.
 func (s *session) handle(m reliability.Message, now time.Time) {
 	p := m.Payload
@@ -249,6 +250,10 @@ func (s *session) handle(m reliability.Message, now time.Time) {
 		if rtt := now.Sub(time.UnixMilli(pong.PingTime)); rtt >= 0 && rtt < time.Minute {
 			s.pingRTT = rtt
 		}
+		return
+	case len(p) == 1 && p[0] == IDDetectLostConnections:
+		// The peer's keep-alive has done its job by being acknowledged;
+		// the original library drops it the same way.
 		return
 	case len(p) == 1 && p[0] == IDDisconnectionNotification:
 		// Its datagram may have come long ago, if the reader's queue was

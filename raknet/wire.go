@@ -11,21 +11,25 @@ const (
 	IDUnconnectedPing                byte = 0x01
 	IDUnconnectedPingOpenConnections byte = 0x02
 	IDConnectedPong                  byte = 0x03
-	IDOpenConnectionRequest1         byte = 0x05
-	IDOpenConnectionReply1           byte = 0x06
-	IDOpenConnectionRequest2         byte = 0x07
-	IDOpenConnectionReply2           byte = 0x08
-	IDConnectionRequest              byte = 0x09
-	IDConnectionRequestAccepted      byte = 0x10
-	IDConnectionAttemptFailed        byte = 0x11
-	IDAlreadyConnected               byte = 0x12
-	IDNewIncomingConnection          byte = 0x13
-	IDNoFreeIncomingConnections      byte = 0x14
-	IDDisconnectionNotification      byte = 0x15
-	IDConnectionBanned               byte = 0x17
-	IDIncompatibleProtocolVersion    byte = 0x19
-	IDIPRecentlyConnected            byte = 0x1a
-	IDUnconnectedPong                byte = 0x1c
+	// IDDetectLostConnections is the original library's keep-alive: a
+	// reliable one-byte message it sends on a connection that has had no
+	// reliable traffic for a while, and discards on receipt.
+	IDDetectLostConnections       byte = 0x04
+	IDOpenConnectionRequest1      byte = 0x05
+	IDOpenConnectionReply1        byte = 0x06
+	IDOpenConnectionRequest2      byte = 0x07
+	IDOpenConnectionReply2        byte = 0x08
+	IDConnectionRequest           byte = 0x09
+	IDConnectionRequestAccepted   byte = 0x10
+	IDConnectionAttemptFailed     byte = 0x11
+	IDAlreadyConnected            byte = 0x12
+	IDNewIncomingConnection       byte = 0x13
+	IDNoFreeIncomingConnections   byte = 0x14
+	IDDisconnectionNotification   byte = 0x15
+	IDConnectionBanned            byte = 0x17
+	IDIncompatibleProtocolVersion byte = 0x19
+	IDIPRecentlyConnected         byte = 0x1a
+	IDUnconnectedPong             byte = 0x1c
 	// IDUserPacketEnum is the first identifier free for applications.
 	IDUserPacketEnum byte = 0x86
 )
