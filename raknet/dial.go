@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -206,24 +205,10 @@ func driveClientHandshake(ctx context.Context, tc transport.Conn, h *clientHands
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// The read deadline wakes the loop for the next attempt, and is moved
-	// into the past when ctx ends so that a blocked read returns.
-	var mu sync.Mutex
-	done := false
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		done = true
-		tc.SetReadDeadline(time.Unix(1, 0))
-		mu.Unlock()
-		close(fired)
-	})
-	defer func() {
-		if !stop() {
-			<-fired
-		}
-		tc.SetReadDeadline(time.Time{})
-	}()
+	// The read deadline wakes the loop for its next send and is moved
+	// into the past when ctx ends, so that a blocked read returns.
+	waker := newReadWaker(ctx, tc)
+	defer waker.release()
 	buf := make([]byte, 2048)
 	var out []byte
 	for {
@@ -240,11 +225,7 @@ func driveClientHandshake(ctx context.Context, tc transport.Conn, h *clientHands
 			// the next, smaller one is the answer to that.
 			tc.WriteTo(out, h.server)
 		}
-		mu.Lock()
-		if !done {
-			tc.SetReadDeadline(wake)
-		}
-		mu.Unlock()
+		waker.wakeAt(wake)
 		n, from, err := tc.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {

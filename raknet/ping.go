@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -119,25 +118,10 @@ func drivePing(ctx context.Context, conn transport.Conn, p *pinger, log zerolog.
 	if err := ctx.Err(); err != nil {
 		return PingResult{}, err
 	}
-	// The read deadline does double duty: it wakes the loop for the next
-	// resend, and it is moved into the past when ctx ends so that a
-	// blocked read returns at once.
-	var mu sync.Mutex
-	done := false
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		done = true
-		conn.SetReadDeadline(time.Unix(1, 0))
-		mu.Unlock()
-		close(fired)
-	})
-	defer func() {
-		if !stop() {
-			<-fired // let the past deadline land before clearing it
-		}
-		conn.SetReadDeadline(time.Time{})
-	}()
+	// The read deadline wakes the loop for its next send and is moved
+	// into the past when ctx ends, so that a blocked read returns.
+	waker := newReadWaker(ctx, conn)
+	defer waker.release()
 
 	buf := make([]byte, 4096)
 	var out []byte
@@ -157,11 +141,7 @@ func drivePing(ctx context.Context, conn transport.Conn, p *pinger, log zerolog.
 				return PingResult{}, err
 			}
 		}
-		mu.Lock()
-		if !done {
-			conn.SetReadDeadline(wake)
-		}
-		mu.Unlock()
+		waker.wakeAt(wake)
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
