@@ -129,11 +129,7 @@ type ClientDropCounts [NumClientDropReasons]uint64
 
 // Total is the sum over all reasons.
 func (d *ClientDropCounts) Total() uint64 {
-	var n uint64
-	for _, v := range d {
-		n += v
-	}
-	return n
+	return sum(d[:])
 }
 
 // ClientCounters are a Client's counters since NewClient.

@@ -64,8 +64,13 @@ type DropCounts [NumDropReasons]uint64
 
 // Total is the sum over all reasons.
 func (d *DropCounts) Total() uint64 {
+	return sum(d[:])
+}
+
+// sum adds up a set of counters.
+func sum(counts []uint64) uint64 {
 	var n uint64
-	for _, v := range d {
+	for _, v := range counts {
 		n += v
 	}
 	return n
