@@ -3,6 +3,7 @@ package raknet
 import (
 	"errors"
 	"fmt"
+	"github.com/netrak/netrak/internal/driver"
 )
 
 // Errors of connections. Refusals by a server come as *RefusedError or
@@ -87,3 +88,8 @@ func (e *IncompatibleProtocolError) Error() string {
 
 // Is reports whether target is ErrIncompatibleProtocol.
 func (e *IncompatibleProtocolError) Is(target error) bool { return target == ErrIncompatibleProtocol }
+
+// ErrTransportFailed is wrapped, with the socket's last error, by the
+// error a Listener (Accept) or a dialed Conn (Err) reports after reads
+// from its socket failed again and again and it gave up.
+var ErrTransportFailed = driver.ErrTransportFailed

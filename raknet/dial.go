@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
 )
@@ -136,7 +137,7 @@ func (d *DialConfig) DialAddr(ctx context.Context, addr netip.AddrPort) (*Conn, 
 	c, err := newConn(connParams{
 		tc: tc, ownsTC: true, remoteGUID: h.reply1.ServerGUID, log: d.Logger,
 		closeTimeout: closeTimeoutOrDefault(d.CloseTimeout),
-		session: sessionConfig{
+		online: onlineConfig{
 			client: true, guid: guid, local: local, remote: addr, protocol: protocol,
 			engine:           engineConfig(d.Reliability, h.negotiatedMTU(), d.Logger),
 			handshakeTimeout: handshake, deadTimeout: deadTimeout(d.Reliability), pingInterval: ping, receiveBuffer: rbuf,
@@ -146,16 +147,15 @@ func (d *DialConfig) DialAddr(ctx context.Context, addr netip.AddrPort) (*Conn, 
 		tc.Close()
 		return nil, err
 	}
-	c.local = tc.LocalAddr()
-	go c.run()
+	c.ep.SetLocal(tc.LocalAddr())
+	c.loop = driver.NewLoop()
+	c.ep.Start(c.loop)
 	go c.readLoop()
 	select {
-	case <-c.up:
+	case <-c.ep.UpChan():
 		return c, nil
-	case <-c.done:
-		c.mu.Lock()
-		err := c.s.err
-		c.mu.Unlock()
+	case <-c.ep.Done():
+		err := c.ep.Err()
 		if err == nil {
 			err = ErrHandshakeTimeout
 		}
@@ -166,36 +166,22 @@ func (d *DialConfig) DialAddr(ctx context.Context, addr netip.AddrPort) (*Conn, 
 	}
 }
 
-// abort ends the connection at once, without a goodbye, and waits for its
-// goroutine to finish. Err reports err unless it had ended already.
-func (c *Conn) abort(err error) {
-	c.mu.Lock()
-	c.s.end(err)
-	c.mu.Unlock()
-	poke(c.wake)
-	<-c.done
-}
-
-// readLoop reads a dialed connection's socket until it is closed.
+// readLoop reads a dialed connection's socket until it is closed. Reads
+// that keep failing end the connection with the transport's error.
 func (c *Conn) readLoop() {
-	buf := make([]byte, 2048)
-	for {
-		n, from, err := c.tc.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+	r := driver.Reader{
+		Conn: c.tc,
+		Stop: c.ep.Done(),
+		Handle: func(b []byte, from netip.AddrPort) {
+			if from != c.o.cfg.remote || len(b) == 0 || IsOffline(b) {
 				return
 			}
-			select {
-			case <-c.done:
-				return
-			default:
-			}
-			continue
-		}
-		if netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != c.remote || n == 0 || IsOffline(buf[:n]) {
-			continue
-		}
-		c.receive(buf[:n])
+			c.receive(b)
+		},
+	}
+	if err := r.Run(); err != nil {
+		c.log.Debug().Err(err).Msg("raknet: giving up on the socket")
+		c.abort(err)
 	}
 }
 

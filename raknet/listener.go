@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
 )
@@ -150,6 +150,8 @@ type Listener struct {
 	pending int
 	closed  bool
 
+	loop       *driver.Loop // runs every connection's timers
+	failed     error        // the reader gave up on the socket; guarded by mu
 	accept     chan *Conn
 	closedCh   chan struct{}
 	readerDone chan struct{}
@@ -233,11 +235,13 @@ func newListener(cfg ListenConfig) (*Listener, error) {
 		buf:        make([]byte, 2048),
 		conns:      make(map[netip.AddrPort]*Conn),
 		guids:      make(map[uint64]*Conn),
+		loop:       driver.NewLoop(),
 		accept:     make(chan *Conn, cfg.AcceptBacklog),
 		closedCh:   make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
 	if err := l.SetPongData(cfg.PongData); err != nil {
+		l.loop.Stop()
 		return nil, err
 	}
 	go l.read()
@@ -281,25 +285,28 @@ func closeTimeoutOrDefault(d time.Duration) time.Duration {
 	return d
 }
 
-// read is the reader goroutine.
+// read is the reader goroutine. Transient errors (ICMP port unreachable
+// on some systems) do not end the listener; reads that keep failing do:
+// the listener closes, and Accept reports the transport's error.
 func (l *Listener) read() {
 	defer close(l.readerDone)
-	for {
-		n, from, err := l.tc.ReadFrom(l.buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				continue
-			}
-			// Transient errors (ICMP port unreachable on some systems) do
-			// not end the listener.
+	r := driver.Reader{
+		Conn: l.tc,
+		Stop: l.closedCh,
+		Handle: func(b []byte, from netip.AddrPort) {
+			l.handle(b, from, time.Now())
+		},
+		OnError: func(err error) {
 			l.counter.readErrors.Add(1)
 			l.log.Debug().Err(err).Msg("raknet: listener read error")
-			continue
-		}
-		l.handle(l.buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), time.Now())
+		},
+	}
+	if err := r.Run(); err != nil {
+		l.log.Warn().Err(err).Msg("raknet: listener giving up on its socket")
+		l.mu.Lock()
+		l.failed = err
+		l.mu.Unlock()
+		go l.Close()
 	}
 }
 
@@ -426,7 +433,7 @@ func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uin
 	c, err := newConn(connParams{
 		tc: l.tc, listener: l, remoteGUID: req.ClientGUID, log: l.log,
 		closeTimeout: closeTimeoutOrDefault(l.cfg.CloseTimeout),
-		session: sessionConfig{
+		online: onlineConfig{
 			guid: l.guid, local: l.local, remote: from, protocol: protocol,
 			engine:           engineConfig(l.cfg.Reliability, int(req.MTU), l.log),
 			handshakeTimeout: handshake, deadTimeout: deadTimeout(l.cfg.Reliability), pingInterval: ping, receiveBuffer: rbuf,
@@ -447,7 +454,7 @@ func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uin
 	l.pending++
 	l.mu.Unlock()
 	l.counter.connections.Add(1)
-	go c.run()
+	c.ep.Start(l.loop)
 	return l.hs.reply2(dst, from, req.MTU)
 }
 
@@ -484,8 +491,8 @@ func (l *Listener) ready(c *Conn) {
 func (l *Listener) remove(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conns[c.remote] == c {
-		delete(l.conns, c.remote)
+	if remote := c.o.cfg.remote; l.conns[remote] == c {
+		delete(l.conns, remote)
 	}
 	if l.guids[c.remoteGUID] == c {
 		delete(l.guids, c.remoteGUID)
@@ -497,6 +504,9 @@ func (l *Listener) remove(c *Conn) {
 }
 
 // Accept waits for the next connection that completed its handshake.
+// After Close it fails with net.ErrClosed, or with an error wrapping
+// ErrTransportFailed if the listener closed because reads from its socket
+// kept failing.
 func (l *Listener) Accept() (net.Conn, error) {
 	c, err := l.AcceptConn(context.Background())
 	if err != nil {
@@ -511,7 +521,13 @@ func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
 	case c := <-l.accept:
 		return c, nil
 	case <-l.closedCh:
-		return nil, &net.OpError{Op: "accept", Net: "raknet", Addr: l.Addr(), Err: net.ErrClosed}
+		l.mu.Lock()
+		err := l.failed
+		l.mu.Unlock()
+		if err == nil {
+			err = net.ErrClosed
+		}
+		return nil, &net.OpError{Op: "accept", Net: "raknet", Addr: l.Addr(), Err: err}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -548,6 +564,7 @@ func (l *Listener) Close() error {
 			}()
 		}
 		wg.Wait()
+		l.loop.Stop()
 		l.tc.Close()
 		<-l.readerDone
 	})

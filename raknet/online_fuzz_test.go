@@ -10,9 +10,9 @@ import (
 	"github.com/netrak/netrak/reliability"
 )
 
-func fuzzSessions(t testing.TB) (client, server *session) {
-	mk := func(isClient bool) *session {
-		s, err := newSession(sessionConfig{
+func fuzzOnlines(t testing.TB) (client, server *online) {
+	mk := func(isClient bool) *online {
+		s, err := newOnline(onlineConfig{
 			client: isClient, guid: 1, local: hsClient, remote: hsServer, protocol: 11,
 			engine:           engineConfig(reliability.Config{MTU: 1400, MaxReceiveBytes: 1 << 16}, 1400, zerolog.Logger{}),
 			handshakeTimeout: DefaultHandshakeTimeout, deadTimeout: 10 * time.Second,
@@ -26,12 +26,12 @@ func fuzzSessions(t testing.TB) (client, server *session) {
 	return mk(true), mk(false)
 }
 
-// FuzzSessionReceive feeds arbitrary datagrams (u16-length-prefixed in
+// FuzzOnlineReceive feeds arbitrary datagrams (u16-length-prefixed in
 // the input) to a client and a server session: nothing panics, and the
 // reader's queue stays within its bound.
-func FuzzSessionReceive(f *testing.F) {
+func FuzzOnlineReceive(f *testing.F) {
 	// Seeds: the real handshake datagrams of a client and a server.
-	c, s := fuzzSessions(f)
+	c, s := fuzzOnlines(f)
 	var seed []byte
 	now := hsEpoch
 	for range 4 {
@@ -50,7 +50,7 @@ func FuzzSessionReceive(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{0, 4, 0x84, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c, s := fuzzSessions(t)
+		c, s := fuzzOnlines(t)
 		now := hsEpoch
 		for len(in) >= 2 {
 			n := int(binary.BigEndian.Uint16(in))
@@ -59,14 +59,14 @@ func FuzzSessionReceive(f *testing.F) {
 			d := in[:n]
 			in = in[n:]
 			now = now.Add(5 * time.Millisecond)
-			for _, x := range []*session{c, s} {
+			for _, x := range []*online{c, s} {
 				x.receive(d, now)
 				x.poll(now, nil, func([]byte) {})
-				if x.queued > 1<<16+reliability.DefaultMaxMessageSize {
-					t.Fatalf("queue grew to %d", x.queued)
+				if x.core.Queued() > 1<<16+reliability.DefaultMaxMessageSize {
+					t.Fatalf("queue grew to %d", x.core.Queued())
 				}
-				for x.hasMessage() {
-					x.readMessage()
+				for x.core.HasMessage() {
+					x.core.ReadMessage()
 				}
 			}
 		}

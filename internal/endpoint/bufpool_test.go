@@ -1,4 +1,4 @@
-package raknet
+package endpoint
 
 import "testing"
 

@@ -14,9 +14,9 @@ import (
 // handshake cores and sessions: each side of ours takes the other side's
 // captured datagrams and must end up where the C++ peer did.
 
-func captureSession(t *testing.T, client bool) *session {
+func captureConn(t *testing.T, client bool) *online {
 	t.Helper()
-	s, err := newSession(sessionConfig{
+	s, err := newOnline(onlineConfig{
 		client: client, guid: 1, local: hsClient, remote: hsServer, protocol: ProtocolOriginal,
 		engine:           engineConfig(reliability.Config{}, MaxMTU, zerolog.Logger{}),
 		handshakeTimeout: DefaultHandshakeTimeout, deadTimeout: time.Minute,
@@ -69,8 +69,8 @@ func TestCaptureReplayHandshakeCores(t *testing.T) {
 }
 
 func TestCaptureReplaySessions(t *testing.T) {
-	client := captureSession(t, true)  // takes the C++ server's datagrams
-	server := captureSession(t, false) // takes the C++ client's datagrams
+	client := captureConn(t, true)  // takes the C++ server's datagrams
+	server := captureConn(t, false) // takes the C++ client's datagrams
 	for _, d := range loadCapture(t) {
 		if IsOffline(d.bytes) {
 			continue
@@ -83,27 +83,27 @@ func TestCaptureReplaySessions(t *testing.T) {
 		s.receive(d.bytes, now)
 		s.poll(now, nil, func([]byte) {})
 	}
-	if client.state != stateConnected || server.state != stateConnected {
-		t.Fatalf("states after the handshake: client %v, server %v", client.state, server.state)
+	if !client.core.Up() || !server.core.Up() {
+		t.Fatalf("states after the handshake: client up %v, server up %v", client.core.Up(), server.core.Up())
 	}
-	for name, s := range map[string]*session{"client": client, "server": server} {
+	for name, s := range map[string]*online{"client": client, "server": server} {
 		for i := range 16 {
-			if !s.hasMessage() {
+			if !s.core.HasMessage() {
 				t.Fatalf("%s: only %d user messages", name, i)
 			}
-			m := s.readMessage()
+			m := s.core.ReadMessage()
 			if !bytes.Equal(m.Data, echoMessage(i)) || m.Reliability != reliability.ReliableOrdered || m.Channel != 0 {
 				t.Fatalf("%s: message %d: %d bytes %v ch %d", name, i, len(m.Data), m.Reliability, m.Channel)
 			}
 		}
-		if s.hasMessage() {
+		if s.core.HasMessage() {
 			t.Errorf("%s: more than 16 user messages", name)
 		}
 	}
-	if !server.peerClosed {
+	if !server.core.PeerClosed() {
 		t.Error("the C++ client's disconnection notification was not recognised")
 	}
-	if client.peerClosed {
+	if client.core.PeerClosed() {
 		t.Error("client side saw a disconnection the server never sent")
 	}
 }
