@@ -183,8 +183,8 @@ type ClientConfig struct {
 
 // Client is the sans-I/O netcode client core. It never touches a socket or
 // a clock: the driver hands it datagrams from the network with Receive,
-// calls Update regularly (every tick, or at least every 100 ms), and sends
-// what Outgoing returns to the address each Datagram names. The
+// calls Update every tick of a game loop or at the time NextTimeout names,
+// and sends what Outgoing returns to the address each Datagram names. The
 // application drains ReceivePayload. A Client is not safe for concurrent
 // use; ClientConn wraps one for goroutines.
 type Client struct {
@@ -385,6 +385,43 @@ func (c *Client) Update(now time.Time) {
 	case ClientConnected:
 		c.sendKeepAlive(now)
 	}
+}
+
+// NextTimeout is the time by which Update must next be called for the
+// client to behave exactly as if Update ran continuously: the earliest of
+// the next request, response or keep-alive (KeepAliveInterval after the
+// last packet sent), the timeout (last receive + the token's timeout) and,
+// until connected, the token's expiry. It is zero while the client is
+// disconnected or in an error state, when only Connect can start
+// anything.
+//
+// Every deadline is derived from the state at the time of asking, so
+// NextTimeout is never stale: after Receive, SendPayload, Connect or
+// Disconnect the answer already reflects them. Calling Update earlier is
+// harmless; it does nothing but note the time.
+func (c *Client) NextTimeout() time.Time {
+	if c.state <= ClientDisconnected {
+		return time.Time{}
+	}
+	next := c.lastSend.Add(KeepAliveInterval)
+	if c.timeout > 0 {
+		next = earliest(next, c.lastRecv.Add(c.timeout))
+	}
+	if c.state != ClientConnected {
+		next = earliest(next, c.connectStart.Add(c.lifetime))
+	}
+	return next
+}
+
+// advance brings the client's clock to now for an API call that stamps
+// the time it runs at (SendPayload), as a continuously updated client's
+// clock would be, running Update first if something is due by then.
+func (c *Client) advance(now time.Time) {
+	if next := c.NextTimeout(); !next.IsZero() && !now.Before(next) {
+		c.Update(now)
+		return
+	}
+	c.now = now
 }
 
 // Receive processes one datagram from the network at time now. It may

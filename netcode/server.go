@@ -71,9 +71,9 @@ type ServerConfig struct {
 }
 
 // Server is the sans-I/O netcode server core. It never touches a socket or
-// a clock: the driver hands it datagrams with Receive, calls Update
-// regularly (every tick, or at least every KeepAliveInterval), and sends
-// what Outgoing returns. The application drains Events and, per client,
+// a clock: the driver hands it datagrams with Receive, calls Update every
+// tick of a game loop or at the time NextTimeout names, and sends what
+// Outgoing returns. The application drains Events and, per client,
 // ReceivePayload. A Server is not safe for concurrent use.
 type Server struct {
 	cfg         ServerConfig
@@ -94,6 +94,11 @@ type Server struct {
 	byAddr map[netip.AddrPort]int
 	byID   map[uint64]int
 	nConn  int
+	// slotsDue is no later than the earliest keep-alive or timeout of a
+	// connected slot: exact after Update, which scans the slots anyway, and
+	// lowered by whatever adds an earlier one; zero when no slot is
+	// connected. It lets NextTimeout answer without a scan.
+	slotsDue time.Time
 
 	mappings     map[netip.AddrPort]*mapping
 	maxMappings  int
@@ -233,6 +238,7 @@ func (s *Server) Start(now time.Time) error {
 	clear(s.history)
 	s.historyFloor = 0
 	s.nextSweep = now.Add(time.Second)
+	s.slotsDue = time.Time{} // Stop left no slot connected
 	s.running = true
 	s.log.Debug().Stringer("address", s.cfg.PublicAddress).Int("max_clients", s.maxClients).Msg("netcode server started")
 	return nil
@@ -686,6 +692,9 @@ func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now
 	s.event(Event{Kind: EventConnected, ClientIndex: i, ClientID: ct.ClientID, Address: from})
 	s.log.Debug().Int("client_index", i).Uint64("client_id", ct.ClientID).Stringer("address", from).Msg("netcode client connected")
 	s.sendKeepAlive(i)
+	// A new client is the one thing that adds deadlines, and with no
+	// other client connected slotsDue covers none at all.
+	s.slotsDue = earliest(s.slotsDue, c.due())
 }
 
 func (s *Server) freeSlot() int {
@@ -710,15 +719,88 @@ func (s *Server) Update(now time.Time) {
 			s.sendKeepAlive(i)
 		}
 	}
+	// Every keep-alive due has gone out, so this pass sees each surviving
+	// slot's final deadlines and takes their minimum on the way.
+	var due time.Time
 	for i := range s.slots {
 		c := &s.slots[i]
-		if c.connected && c.timeout > 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
-			s.disconnect(i, ReasonTimedOut, true)
+		if !c.connected {
+			continue
 		}
+		if c.timeout > 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
+			s.disconnect(i, ReasonTimedOut, true)
+			continue
+		}
+		due = earliest(due, c.due())
 	}
+	s.slotsDue = due
 	if !now.Before(s.nextSweep) {
 		s.sweepMappings(now)
 	}
+}
+
+// NextTimeout is the time by which Update must next be called for the
+// server to behave exactly as if Update ran continuously: the earliest
+// keep-alive (KeepAliveInterval after the last packet sent to a client),
+// client timeout (last receive + timeout) or, while handshakes are
+// pending, the once-a-second sweep that frees expired ones. It is zero
+// while the server is stopped or has neither clients nor pending
+// handshakes: then only Receive or a Start can give Update something to
+// do.
+//
+// It takes constant time, so a driver may ask after every datagram. The
+// answer may be early, never late: disconnecting a client can leave it
+// naming that client's deadline until the next Update, which then does
+// nothing and recomputes it. Given times that do not go backwards,
+// Receive and SendPayload only ever move deadlines later, and a newly
+// connected client's are taken into account at once, so a driver that
+// calls Update at NextTimeout, and asks again after each Receive and API
+// call, misses nothing.
+//
+// Expired handshakes are otherwise only noticed when their address sends
+// again or the table fills, so the sweep changes no packet the server
+// sends; keeping it bounds how long a flood of abandoned handshakes holds
+// memory, at the price of one wake-up a second while any are pending.
+func (s *Server) NextTimeout() time.Time {
+	if !s.running {
+		return time.Time{}
+	}
+	next := s.slotsDue
+	if len(s.mappings) > 0 {
+		next = earliest(next, s.nextSweep)
+	}
+	return next
+}
+
+// due is the earliest time at which Update has something to do for a
+// connected slot.
+func (c *serverSlot) due() time.Time {
+	t := c.lastSend.Add(KeepAliveInterval)
+	if c.timeout > 0 {
+		t = earliest(t, c.lastRecv.Add(c.timeout))
+	}
+	return t
+}
+
+// earliest is the earlier of two times, where the zero time means none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// advance brings the server's clock to now for an API call that stamps
+// the time it runs at (SendPayload), as a continuously updated server's
+// clock would be. Update runs only if something is due: before
+// NextTimeout it would do nothing but set the clock, and skipping it
+// spares a scan of every slot per call.
+func (s *Server) advance(now time.Time) {
+	if next := s.NextTimeout(); !next.IsZero() && !now.Before(next) {
+		s.Update(now)
+		return
+	}
+	s.now = now
 }
 
 // SendPayload sends one payload (1 to MaxPayloadBytes bytes) to the client
@@ -791,4 +873,7 @@ func (s *Server) disconnect(i int, reason DisconnectReason, sendPackets bool) {
 	// Discard queued payloads but keep their buffers for the next client.
 	c.payloads.discard()
 	*c = serverSlot{payloads: c.payloads}
+	if s.nConn == 0 {
+		s.slotsDue = time.Time{}
+	}
 }
