@@ -65,7 +65,7 @@ type Listener struct {
 	loop *driver.Loop
 	srvH *driver.Handle
 
-	guard               // mu guards everything below and every Conn's state
+	guard    // mu guards everything below and every Conn's state
 	srv      *netcode.Server
 	conns    []*Conn
 	byAddr   map[netip.AddrPort]int
