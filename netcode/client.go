@@ -171,12 +171,6 @@ type ClientConfig struct {
 	// OutboxSize bounds the datagrams queued between two calls to
 	// Outgoing. Zero means DefaultClientOutboxSize (1024).
 	OutboxSize int
-	// TickInterval is how often a ClientConn (Dial) runs Update. Zero
-	// means DefaultTickInterval (10 ms); it must not exceed
-	// KeepAliveInterval, or requests and keep-alives would go out late. A
-	// Client driven by a game loop ignores it: the loop calls Update at its
-	// own rate.
-	TickInterval time.Duration
 	// Logger receives debug-level state changes. The zero value is silent.
 	Logger zerolog.Logger
 }
@@ -233,11 +227,6 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.OutboxSize < 0 {
 		return nil, fmt.Errorf("netcode: negative OutboxSize %d", cfg.OutboxSize)
 	}
-	tick, err := tickInterval(cfg.TickInterval)
-	if err != nil {
-		return nil, err
-	}
-	cfg.TickInterval = tick
 	c := &Client{cfg: cfg, log: cfg.Logger, queueSize: cfg.ReceiveQueueSize, maxOut: cfg.OutboxSize, clientIndex: -1}
 	if c.queueSize == 0 {
 		c.queueSize = DefaultReceiveQueueSize

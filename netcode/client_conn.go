@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/transport"
 )
 
@@ -19,8 +20,9 @@ type ClientMessage struct {
 }
 
 // ClientConn runs a Client over a transport.Conn with its own goroutines:
-// one reads datagrams, one ticks the client every ClientConfig.TickInterval.
-// Its methods are safe for concurrent use, and the blocking ones take a
+// one reads datagrams, one runs the client's Update when its NextTimeout
+// comes (a request, response or keep-alive is due, or a timeout). Its
+// methods are safe for concurrent use, and the blocking ones take a
 // context. After Close they return net.ErrClosed.
 //
 // A failed read is retried, after a growing pause if reads keep failing.
@@ -29,7 +31,7 @@ type ClientMessage struct {
 // ends the connection with an error wrapping ErrTransportFailed and the
 // transport's last error, which Dial, Receive and Send return.
 type ClientConn struct {
-	driver
+	connDriver
 
 	c       *Client
 	ended   error // why the connection ended, once it has
@@ -58,13 +60,13 @@ func Dial(ctx context.Context, conn transport.Conn, token []byte, cfg ClientConf
 		return nil, err
 	}
 	cc := &ClientConn{
-		driver:  driver{conn: conn},
-		c:       c,
-		maxMsgs: c.queueSize,
-		ready:   make(chan struct{}, 1),
+		connDriver: connDriver{conn: conn},
+		c:          c,
+		maxMsgs:    c.queueSize,
+		ready:      make(chan struct{}, 1),
 	}
 	cc.flushLocked() // the first request; no goroutine runs yet
-	cc.start(c.cfg.TickInterval, cc)
+	cc.start(cc)
 
 	for {
 		cc.mu.Lock()
@@ -95,11 +97,13 @@ func (cc *ClientConn) receiveLocked(p []byte, from netip.AddrPort, now time.Time
 	cc.afterLocked(before)
 }
 
-func (cc *ClientConn) tickLocked(now time.Time) {
+func (cc *ClientConn) updateLocked(now time.Time) {
 	before := cc.c.State()
 	cc.c.Update(now)
 	cc.afterLocked(before)
 }
+
+func (cc *ClientConn) nextTimeoutLocked() time.Time { return cc.c.NextTimeout() }
 
 func (cc *ClientConn) shutdownLocked(now time.Time, err error) {
 	if err != nil {
@@ -110,7 +114,7 @@ func (cc *ClientConn) shutdownLocked(now time.Time, err error) {
 	}
 	cc.c.Disconnect(now)
 	cc.flushLocked()
-	signal(cc.ready)
+	driver.Poke(cc.ready)
 }
 
 func (cc *ClientConn) releaseLocked() { cc.msgs = nil }
@@ -139,14 +143,14 @@ func (cc *ClientConn) afterLocked(before ClientState) {
 		}
 	}
 	if changed {
-		signal(cc.ready)
+		driver.Poke(cc.ready)
 	}
 }
 
 func (cc *ClientConn) flushLocked() {
 	for _, d := range cc.c.Outgoing() {
 		// A lost datagram is not an error for a datagram protocol; a closed
-		// conn is noticed by the read loop.
+		// conn is noticed by the reader.
 		cc.conn.WriteTo(d.Data, d.Addr)
 	}
 }
@@ -169,14 +173,14 @@ func (cc *ClientConn) Receive(ctx context.Context) (ClientMessage, error) {
 			cc.msgs[0] = ClientMessage{}
 			cc.msgs = cc.msgs[1:]
 			if len(cc.msgs) > 0 {
-				signal(cc.ready) // wake another waiter
+				driver.Poke(cc.ready) // wake another waiter
 			}
 			cc.mu.Unlock()
 			return m, nil
 		}
 		if err := cc.ended; err != nil {
 			cc.mu.Unlock()
-			signal(cc.ready)
+			driver.Poke(cc.ready)
 			return ClientMessage{}, err
 		}
 		cc.mu.Unlock()
@@ -201,11 +205,19 @@ func (cc *ClientConn) Send(payload []byte) error {
 	if cc.ended != nil {
 		return cc.ended
 	}
-	if err := cc.c.SendPayload(payload); err != nil {
-		return err
+	// The payload is stamped with the client's clock, which must be now,
+	// as it would be if Update ran continuously; bringing it there may run
+	// a timer that was due, even the timeout.
+	before := cc.c.State()
+	cc.c.advance(time.Now())
+	cc.afterLocked(before)
+	if cc.ended != nil {
+		return cc.ended
 	}
+	err := cc.c.SendPayload(payload)
 	cc.flushLocked()
-	return nil
+	cc.wakeLocked()
+	return err
 }
 
 // State is the client's state.
@@ -251,4 +263,4 @@ func (cc *ClientConn) Stats() ClientCounters {
 // Close disconnects cleanly (sending RedundantDisconnectCount disconnect
 // packets if connected), stops the goroutines and closes the transport.
 // Later calls return nil.
-func (cc *ClientConn) Close() error { return cc.close(cc) }
+func (cc *ClientConn) Close() error { return cc.close() }

@@ -33,13 +33,15 @@
 // from, now) for each datagram, Update(now) every tick, then send what
 // Outgoing returns and drain Events and each slot's ReceivePayload. It
 // takes the time as an argument and never touches a socket, so every rule
-// is testable with explicit times. ListenServer wraps it for services: a
+// is testable with explicit times. A driver without a tick calls Update
+// at NextTimeout instead, which says, in constant time, when the next
+// keep-alive or timeout is due. ListenServer wraps it for services: a
 // ServerConn runs it over a transport.Conn with its own goroutines and
-// offers blocking, context-aware Receive and NextEvent. It runs Update every
-// ServerConfig.TickInterval (DefaultTickInterval, 10 ms, if zero), rides out
-// isolated read errors such as ICMP errors reported on a UDP socket, backs
-// off when reads keep failing, and gives up after about 5 s of failures
-// with an error wrapping ErrTransportFailed rather than spin.
+// offers blocking, context-aware Receive and NextEvent. It runs Update
+// only when NextTimeout comes, so an idle server does not wake at all,
+// rides out isolated read errors such as ICMP errors reported on a UDP
+// socket, backs off when reads keep failing, and gives up after about 5 s
+// of failures with an error wrapping ErrTransportFailed rather than spin.
 //
 // The server processes connection requests in the standard's order and
 // answers with packets smaller than the request. It keeps a connect-token
@@ -71,8 +73,8 @@
 // Dial wraps a Client for services: it blocks until the client is
 // connected, fails, or the context ends, and returns a goroutine-safe
 // ClientConn whose Receive blocks with a context and whose Close
-// disconnects cleanly. It ticks every ClientConfig.TickInterval and treats
-// read errors as ServerConn does.
+// disconnects cleanly. Like ServerConn it runs Update when the client's
+// NextTimeout comes, and treats read errors the same way.
 //
 // # Server addresses
 //

@@ -1,38 +1,52 @@
 package netcode
 
 import (
-	"errors"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/transport"
 )
 
-// driver is what ServerConn and ClientConn share: it runs a sans-I/O core
-// over a transport.Conn with two goroutines, one reading datagrams and one
-// ticking the core, and serialises them with the API calls under mu.
-type driver struct {
+// ErrTransportFailed is wrapped, together with the transport's last error,
+// by the error a ServerConn or ClientConn reports after giving up on a
+// transport whose reads keep failing. It is the error every protocol
+// driver of this module gives up with, so errors.Is matches it whichever
+// layer reported it.
+var ErrTransportFailed = driver.ErrTransportFailed
+
+// connDriver is what ServerConn and ClientConn share: it runs a sans-I/O
+// core over a transport.Conn with two goroutines, a driver.Reader feeding
+// it datagrams and a driver.Loop running Update at the time the core's
+// NextTimeout names, and serialises them with the API calls under mu.
+// There is no fixed tick: an idle core costs nothing, and a busy one runs
+// each timer when it is due rather than on the next tick after.
+type connDriver struct {
 	conn transport.Conn
+	core driven
 
 	mu     sync.Mutex
 	closed bool  // Close was called
-	failed error // the read loop gave up on conn
+	failed error // the reader gave up on conn
 
-	done chan struct{} // closed when the goroutines must stop
-	wg   sync.WaitGroup
+	done   chan struct{} // closed when the goroutines must stop
+	loop   *driver.Loop
+	timers *driver.Handle // the core's place in loop
+	reader sync.WaitGroup
 }
 
-// driven is the core a driver runs. Its methods are called with the
+// driven is the core a connDriver runs. Its methods are called with the
 // driver's mu held.
 type driven interface {
 	// receiveLocked hands the core one datagram.
 	receiveLocked(p []byte, from netip.AddrPort, now time.Time)
-	// tickLocked runs the core's Update.
-	tickLocked(now time.Time)
+	// updateLocked runs the core's Update and sends what it queued.
+	updateLocked(now time.Time)
+	// nextTimeoutLocked is the core's NextTimeout.
+	nextTimeoutLocked() time.Time
 	// shutdownLocked ends every session, queueing and sending the
-	// disconnect packets: on Close (err nil), or because the read loop gave
+	// disconnect packets: on Close (err nil), or because the reader gave
 	// up on the transport with err. What was received before stays
 	// available to the application.
 	shutdownLocked(now time.Time, err error)
@@ -40,111 +54,95 @@ type driven interface {
 	releaseLocked()
 }
 
-// start launches the goroutines; d.conn must be set.
-func (d *driver) start(tick time.Duration, core driven) {
+// start launches the goroutines; d.conn must be set, and the core ready
+// for its first Update.
+func (d *connDriver) start(core driven) {
+	d.core = core
 	d.done = make(chan struct{})
-	d.wg.Add(2)
-	go d.readLoop(core)
-	go d.tickLoop(tick, core)
+	d.loop = driver.NewLoop()
+	d.timers = d.loop.Add(d)
+	d.timers.WakeBy(time.Now()) // Run asks the core for its first deadline
+	d.reader.Add(1)
+	go func() {
+		defer d.reader.Done()
+		r := driver.Reader{Conn: d.conn, Stop: d.done, Handle: d.receive}
+		if err := r.Run(); err != nil {
+			d.fail(err)
+		}
+	}()
 }
 
-func (d *driver) readLoop(core driven) {
-	defer d.wg.Done()
-	retry := readRetry{done: d.done}
-	defer retry.stop()
-	buf := make([]byte, 2*MaxPacketBytes) // oversized datagrams still read as oversized
-	for {
-		n, from, err := d.conn.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			select {
-			case <-d.done:
-				return
-			default:
-			}
-			// An isolated error (an ICMP unreachable reported on a UDP
-			// socket, say) ends nothing; errors that go on and on do.
-			giveUp, stop := retry.failed(err)
-			if giveUp != nil {
-				d.fail(giveUp, core)
-			}
-			if giveUp != nil || stop {
-				return
-			}
-			continue
-		}
-		retry.succeeded()
-		d.mu.Lock()
-		if d.closed {
-			d.mu.Unlock()
-			return
-		}
-		core.receiveLocked(buf[:n], from, time.Now())
-		d.mu.Unlock()
+// Run is the core's task on the loop.
+func (d *connDriver) Run(now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.failed != nil {
+		return time.Time{}
 	}
+	d.core.updateLocked(now)
+	return d.core.nextTimeoutLocked()
 }
 
-// fail shuts the core down after the read loop gave up with err, and
-// closes the transport.
-func (d *driver) fail(err error, core driven) {
+func (d *connDriver) receive(p []byte, from netip.AddrPort) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.core.receiveLocked(p, from, time.Now())
+	d.wakeLocked()
+}
+
+// wakeLocked makes the loop run the core by its NextTimeout, after
+// anything that may have brought it forward: a datagram (a client
+// connecting to a server, a challenge reaching a client) or an API call.
+// Deadlines that moved later need nothing; the loop runs the core at the
+// old time, Update finds nothing due, and the core names the new one.
+func (d *connDriver) wakeLocked() {
+	d.timers.WakeBy(d.core.nextTimeoutLocked())
+}
+
+// fail shuts the core down after the reader gave up with err, and closes
+// the transport.
+func (d *connDriver) fail(err error) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return
 	}
 	d.failed = err
-	core.shutdownLocked(time.Now(), err)
+	d.core.shutdownLocked(time.Now(), err)
 	close(d.done)
 	d.mu.Unlock()
 	d.conn.Close()
+	// Nothing is left to time; an application that never calls Close
+	// must not keep the loop's goroutine.
+	d.loop.Stop()
 }
 
-func (d *driver) tickLoop(interval time.Duration, core driven) {
-	defer d.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.done:
-			return
-		case now := <-t.C:
-			d.mu.Lock()
-			if !d.closed && d.failed == nil {
-				core.tickLocked(now)
-			}
-			d.mu.Unlock()
-		}
-	}
-}
-
-// close shuts the core down (unless the read loop already did), stops the
+// close shuts the core down (unless the reader already did), stops the
 // goroutines and closes the transport. Later calls return nil once the
 // goroutines have stopped.
-func (d *driver) close(core driven) error {
+func (d *connDriver) close() error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		d.wg.Wait()
+		d.wait()
 		return nil
 	}
 	if d.failed == nil {
-		core.shutdownLocked(time.Now(), nil)
+		d.core.shutdownLocked(time.Now(), nil)
 		close(d.done)
 	}
 	d.closed = true
-	core.releaseLocked()
+	d.core.releaseLocked()
 	d.mu.Unlock()
 	err := d.conn.Close()
-	d.wg.Wait()
+	d.wait()
 	return err
 }
 
-// signal wakes one waiter on a capacity-1 channel without blocking.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+func (d *connDriver) wait() {
+	d.loop.Stop()
+	d.reader.Wait()
 }

@@ -57,11 +57,6 @@ type ServerConfig struct {
 	// ReceiveQueueSize bounds each client's queue of received payloads.
 	// Zero means DefaultReceiveQueueSize (256).
 	ReceiveQueueSize int
-	// TickInterval is how often a ServerConn (ListenServer) runs Update.
-	// Zero means DefaultTickInterval (10 ms); it must not exceed
-	// KeepAliveInterval, or keep-alives would go out late. A Server driven
-	// by a game loop ignores it: the loop calls Update at its own rate.
-	TickInterval time.Duration
 	// Logger receives debug-level connection events. The zero value is
 	// silent.
 	Logger zerolog.Logger
@@ -191,11 +186,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.ReceiveQueueSize <= 0 {
 		cfg.ReceiveQueueSize = DefaultReceiveQueueSize
 	}
-	tick, err := tickInterval(cfg.TickInterval)
-	if err != nil {
-		return nil, err
-	}
-	cfg.TickInterval = tick
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}

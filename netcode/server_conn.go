@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/transport"
 )
 
@@ -21,9 +22,10 @@ type ServerMessage struct {
 }
 
 // ServerConn runs a Server over a transport.Conn with its own goroutines:
-// one reads datagrams, one ticks the server every ServerConfig.TickInterval.
-// Its methods are safe for concurrent use, and the blocking ones take a
-// context. After Close they return net.ErrClosed.
+// one reads datagrams, one runs the server's Update when its NextTimeout
+// comes (a keep-alive or a timeout is due). Its methods are safe for
+// concurrent use, and the blocking ones take a context. After Close they
+// return net.ErrClosed.
 //
 // A failed read is retried, after a growing pause if reads keep failing.
 // After about 5 s of reads failing in a row the ServerConn gives up: it
@@ -32,7 +34,7 @@ type ServerMessage struct {
 // ErrTransportFailed and the transport's last error, once the payloads and
 // events that came before are drained.
 type ServerConn struct {
-	driver
+	connDriver
 
 	s        *Server
 	msgs     []ServerMessage
@@ -63,13 +65,13 @@ func ListenServer(conn transport.Conn, cfg ServerConfig) (*ServerConn, error) {
 		return nil, err
 	}
 	c := &ServerConn{
-		driver:   driver{conn: conn},
-		s:        s,
-		maxMsgs:  max(1024, 16*s.MaxClients()),
-		msgReady: make(chan struct{}, 1),
-		evReady:  make(chan struct{}, 1),
+		connDriver: connDriver{conn: conn},
+		s:          s,
+		maxMsgs:    max(1024, 16*s.MaxClients()),
+		msgReady:   make(chan struct{}, 1),
+		evReady:    make(chan struct{}, 1),
 	}
-	c.start(s.cfg.TickInterval, c)
+	c.start(c)
 	return c, nil
 }
 
@@ -84,10 +86,12 @@ func (c *ServerConn) receiveLocked(p []byte, from netip.AddrPort, now time.Time)
 	c.flushLocked()
 }
 
-func (c *ServerConn) tickLocked(now time.Time) {
+func (c *ServerConn) updateLocked(now time.Time) {
 	c.s.Update(now)
 	c.flushLocked()
 }
+
+func (c *ServerConn) nextTimeoutLocked() time.Time { return c.s.NextTimeout() }
 
 func (c *ServerConn) shutdownLocked(now time.Time, err error) {
 	if err != nil {
@@ -114,7 +118,7 @@ func (c *ServerConn) collectPayloads(i int) {
 		c.msgs = append(c.msgs, ServerMessage{ClientIndex: i, ClientID: id, Sequence: seq, Payload: append([]byte(nil), p...)})
 	}
 	if len(c.msgs) > 0 {
-		signal(c.msgReady)
+		driver.Poke(c.msgReady)
 	}
 }
 
@@ -122,7 +126,7 @@ func (c *ServerConn) collectPayloads(i int) {
 func (c *ServerConn) flushLocked() {
 	for _, d := range c.s.Outgoing() {
 		// A lost datagram is not an error for a datagram protocol; a closed
-		// conn is noticed by the read loop.
+		// conn is noticed by the reader.
 		c.conn.WriteTo(d.Data, d.Addr)
 	}
 	if ev := c.s.Events(); len(ev) > 0 {
@@ -133,7 +137,7 @@ func (c *ServerConn) flushLocked() {
 			c.events = append(c.events[:0], c.events[over:]...)
 			c.s.stats.EventsDropped += uint64(over)
 		}
-		signal(c.evReady)
+		driver.Poke(c.evReady)
 	}
 }
 
@@ -167,7 +171,7 @@ func awaitQueued[T any](ctx context.Context, c *ServerConn, q *[]T, ready chan s
 			(*q)[0] = zero // the backing array outlives the item
 			*q = (*q)[1:]
 			if len(*q) > 0 {
-				signal(ready) // wake another waiter
+				driver.Poke(ready) // wake another waiter
 			}
 			c.mu.Unlock()
 			return v, nil
@@ -196,11 +200,14 @@ func (c *ServerConn) Send(index int, payload []byte) error {
 	if c.failed != nil {
 		return c.failed
 	}
-	if err := c.s.SendPayload(index, payload); err != nil {
-		return err
-	}
+	// The payload is stamped with the server's clock, which must be now,
+	// as it would be if Update ran continuously, not the time of the last
+	// datagram or timer.
+	c.s.advance(time.Now())
+	err := c.s.SendPayload(index, payload)
 	c.flushLocked()
-	return nil
+	c.wakeLocked()
+	return err
 }
 
 // Disconnect disconnects the client in slot index (see
@@ -218,6 +225,7 @@ func (c *ServerConn) Disconnect(index int) error {
 		return err
 	}
 	c.flushLocked()
+	c.wakeLocked()
 	return nil
 }
 
@@ -244,4 +252,4 @@ func (c *ServerConn) Stats() ServerStats {
 
 // Close disconnects every client (sending their disconnect packets), stops
 // the goroutines and closes the transport. Later calls return nil.
-func (c *ServerConn) Close() error { return c.close(c) }
+func (c *ServerConn) Close() error { return c.close() }
