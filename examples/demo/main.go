@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,8 +52,19 @@ type config struct {
 	messages int
 	link2    transport.Impairment
 
-	timeout time.Duration // per part
+	// Part 3: session.
+	sessClients  int
+	sessMessages int           // reliable-ordered events per client
+	sessRate     int           // position updates per second per client
+	sessDuration time.Duration // how long the updates go on
+	link3        transport.Impairment
+
+	parts   [numParts]bool // which parts run
+	timeout time.Duration  // per part
 }
+
+// numParts is how many parts the demo has.
+const numParts = 3
 
 func parseFlags(args []string, out io.Writer) (config, error) {
 	var c config
@@ -60,7 +73,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: go run ./examples/demo [flags]")
 		fmt.Fprintln(out, "")
-		fmt.Fprintln(out, "Runs netcode and RakNet over loopback UDP through in-process impairment relays")
+		fmt.Fprintln(out, "Runs netcode, RakNet and sessions (netcode carrying RakNet reliability) over loopback")
+		fmt.Fprintln(out, "UDP through in-process impairment relays")
 		fmt.Fprintln(out, "and checks that every byte arrives as it should. Exits 0 on success, 1 on failure.")
 		fmt.Fprintln(out, "")
 		fs.PrintDefaults()
@@ -83,6 +97,15 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Float64Var(&c.link2.Duplicate, "rak-dup", 0.02, "part 2: duplication probability each way")
 	fs.Float64Var(&c.link2.Reorder, "rak-reorder", 0.02, "part 2: probability that a datagram is held back so later ones overtake it")
 
+	fs.IntVar(&c.sessClients, "sess-clients", 4, "part 3: session clients")
+	fs.IntVar(&c.sessMessages, "sess-messages", 200, "part 3: reliable-ordered events each client sends and checks")
+	fs.IntVar(&c.sessRate, "sess-rate", 60, "part 3: unreliable-sequenced position updates per second per client")
+	fs.DurationVar(&c.sessDuration, "sess-duration", 2*time.Second, "part 3: how long each client sends position updates, with the events spread over it")
+	fs.Float64Var(&c.link3.Loss, "sess-loss", 0.05, "part 3: loss probability each way")
+	fs.DurationVar(&c.link3.Latency, "sess-latency", 20*time.Millisecond, "part 3: one-way latency")
+	fs.DurationVar(&c.link3.Jitter, "sess-jitter", 5*time.Millisecond, "part 3: latency varies within ± this")
+
+	parts := fs.String("parts", "1,2,3", "the parts to run, comma-separated: 1 netcode, 2 RakNet, 3 session")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on a part after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,10 +129,21 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return bad("-size must be in %d..1200", payloadHeader)
 	case c.messages < 1:
 		return bad("-messages must be positive")
+	case c.sessClients < 1 || c.sessClients > 64:
+		return bad("-sess-clients must be in 1..64")
+	case c.sessMessages < 1 || c.sessDuration <= 0 || c.sessRate < 1 || c.sessRate > 1000:
+		return bad("-sess-messages and -sess-duration must be positive and -sess-rate in 1..1000")
 	case c.timeout <= 0:
 		return bad("-timeout must be positive")
 	}
-	if err := errors.Join(c.link1.Validate(), c.link2.Validate()); err != nil {
+	for _, f := range strings.Split(*parts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > numParts {
+			return bad("-parts: %q is not a part (1..%d)", f, numParts)
+		}
+		c.parts[n-1] = true
+	}
+	if err := errors.Join(c.link1.Validate(), c.link2.Validate(), c.link3.Validate()); err != nil {
 		return bad("%v", err)
 	}
 	return c, nil
@@ -125,14 +159,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	start := time.Now()
 	fmt.Fprintln(out, "netrak demo: the protocol stack over loopback UDP, through impairment relays")
 	fmt.Fprintln(out)
-	if err := netcodePart(ctx, cfg, out); err != nil {
-		return fmt.Errorf("part 1 (netcode): %w", err)
+	for i, p := range []struct {
+		name string
+		run  func(context.Context, config, io.Writer) error
+	}{
+		{"netcode", netcodePart},
+		{"RakNet", raknetPart},
+		{"session", sessionPart},
+	} {
+		if !cfg.parts[i] {
+			continue
+		}
+		if err := p.run(ctx, cfg, out); err != nil {
+			return fmt.Errorf("part %d (%s): %w", i+1, p.name, err)
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out)
-	if err := raknetPart(ctx, cfg, out); err != nil {
-		return fmt.Errorf("part 2 (RakNet): %w", err)
-	}
-	fmt.Fprintln(out)
 	fmt.Fprintf(out, "demo: ok (%v)\n", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }

@@ -32,6 +32,10 @@ func TestDemo(t *testing.T) {
 		"larger than the MTU, so sent split",
 		"server: 301 messages echoed",
 		"part 2: ok",
+		"== Part 3: session (netcode carrying RakNet reliability), 4 clients",
+		"each client, for 2s: 200 events reliable-ordered on channel 0, and 120 position updates at 60 Hz",
+		"server: 4 connects, 4 disconnects (client disconnected: 4)",
+		"part 3: ok",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)
@@ -39,6 +43,19 @@ func TestDemo(t *testing.T) {
 	}
 	if n := strings.Count(text, "sent 120 payloads of 100 B"); n != 4 {
 		t.Errorf("%d client lines with 120 payloads sent, want 4", n)
+	}
+	part3 := text[strings.Index(text, "== Part 3"):]
+	if n := strings.Count(part3, "200 events echoed complete and in order; positions: 120 sent, "); n != 4 {
+		t.Errorf("%d session clients with every event back and 120 positions sent, want 4", n)
+	}
+	if n := strings.Count(part3, "), never backwards\n"); n != 4 {
+		t.Errorf("%d session clients whose positions never went backwards, want 4", n)
+	}
+	if n := strings.Count(part3, " frames resent; 320 messages sent, "); n != 4 {
+		t.Errorf("%d session clients with statistics, want 4", n)
+	}
+	if !strings.Contains(part3, "relay client->server: ") || strings.Contains(part3, "dropped 0 (loss)") {
+		t.Errorf("part 3's relay lost nothing, or is not reported")
 	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "demo: ok") {
@@ -62,6 +79,39 @@ func TestDemoDeadLink(t *testing.T) {
 	}
 }
 
+// TestDemoSessionDeadLink checks that part 3 fails when nothing gets
+// through, and that -parts runs it alone.
+func TestDemoSessionDeadLink(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-parts", "3", "-sess-loss", "1", "-sess-clients", "2", "-timeout", "500ms"}, &out)
+	if err == nil {
+		t.Fatalf("demo over a dead link succeeded:\n%s", out.String())
+	}
+	if !strings.Contains(err.Error(), "part 3 (session)") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %q, want part 3 failing with the deadline", err)
+	}
+	if text := out.String(); strings.Contains(text, "== Part 1") || strings.Contains(text, "== Part 2") || strings.Contains(text, "demo: ok") {
+		t.Errorf("output:\n%s", text)
+	}
+}
+
+// TestDemoSessionPartAlone runs part 3 with other numbers than the
+// defaults, which the checks must follow.
+func TestDemoSessionPartAlone(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-parts", "3", "-sess-clients", "2", "-sess-messages", "30", "-sess-rate", "50", "-sess-duration", "400ms"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	if n := strings.Count(text, "30 events echoed complete and in order; positions: 20 sent, "); n != 2 {
+		t.Errorf("%d clients with 30 events back and 20 positions sent, want 2:\n%s", n, text)
+	}
+	if !strings.Contains(text, "server: 2 connects, 2 disconnects (client disconnected: 2)") || strings.Contains(text, "== Part 1") {
+		t.Errorf("output:\n%s", text)
+	}
+}
+
 func TestDemoStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -76,10 +126,12 @@ func TestFlags(t *testing.T) {
 	if err := run(context.Background(), []string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
-	if !strings.Contains(out.String(), "usage: go run ./examples/demo") || !strings.Contains(out.String(), "-rak-loss") {
+	if !strings.Contains(out.String(), "usage: go run ./examples/demo") || !strings.Contains(out.String(), "-rak-loss") ||
+		!strings.Contains(out.String(), "-sess-loss") || !strings.Contains(out.String(), "-parts") {
 		t.Errorf("-h printed:\n%s", out.String())
 	}
-	for _, args := range [][]string{{"-nosuchflag"}, {"-loss", "2"}, {"-clients", "0"}, {"-size", "8"}, {"extra"}} {
+	for _, args := range [][]string{{"-nosuchflag"}, {"-loss", "2"}, {"-clients", "0"}, {"-size", "8"}, {"extra"},
+		{"-parts", "4"}, {"-parts", "1,x"}, {"-sess-clients", "0"}, {"-sess-rate", "0"}, {"-sess-loss", "-1"}} {
 		out.Reset()
 		if err := run(context.Background(), args, &out); !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want errUsage", args, err)
