@@ -149,6 +149,7 @@ type historyEntry struct {
 type serverSlot struct {
 	connected  bool
 	confirmed  bool
+	loopback   bool // in-process client: no packets, no keys, no timers
 	id         uint64
 	addr       netip.AddrPort
 	userData   [UserDataBytes]byte
@@ -276,6 +277,7 @@ func (s *Server) Client(index int) (ClientInfo, bool) {
 		Address:   c.addr,
 		UserData:  c.userData,
 		Confirmed: c.confirmed,
+		Loopback:  c.loopback,
 		Timeout:   c.timeout,
 		Stats:     c.stats,
 	}, true
@@ -705,7 +707,7 @@ func (s *Server) Update(now time.Time) {
 		return
 	}
 	for i := range s.slots {
-		if c := &s.slots[i]; c.connected && !now.Before(c.lastSend.Add(KeepAliveInterval)) {
+		if c := &s.slots[i]; c.connected && !c.loopback && !now.Before(c.lastSend.Add(KeepAliveInterval)) {
 			s.sendKeepAlive(i)
 		}
 	}
@@ -714,7 +716,7 @@ func (s *Server) Update(now time.Time) {
 	var due time.Time
 	for i := range s.slots {
 		c := &s.slots[i]
-		if !c.connected {
+		if !c.connected || c.loopback {
 			continue
 		}
 		if c.timeout > 0 && !now.Before(c.lastRecv.Add(c.timeout)) {
@@ -805,6 +807,9 @@ func (s *Server) SendPayload(index int, payload []byte) error {
 	if !s.ClientConnected(index) {
 		return ErrClientNotConnected
 	}
+	if s.slots[index].loopback {
+		return ErrLoopbackClient
+	}
 	if len(payload) < 1 || len(payload) > MaxPayloadBytes {
 		return ErrPayloadSize
 	}
@@ -824,7 +829,8 @@ func (s *Server) SendPayload(index int, payload []byte) error {
 
 // DisconnectClient sends RedundantDisconnectCount disconnect packets to the
 // client in slot index and frees the slot. Payloads it sent that were not
-// yet received with ReceivePayload are discarded.
+// yet received with ReceivePayload are discarded. A loopback client's slot
+// is freed without packets, as DisconnectLoopbackClient does.
 func (s *Server) DisconnectClient(index int) error {
 	if !s.running {
 		return ErrServerNotRunning
@@ -837,7 +843,7 @@ func (s *Server) DisconnectClient(index int) error {
 }
 
 // DisconnectAll disconnects every connected client as DisconnectClient
-// does.
+// does, loopback clients included.
 func (s *Server) DisconnectAll() {
 	for i := range s.slots {
 		if s.slots[i].connected {
@@ -848,22 +854,102 @@ func (s *Server) DisconnectAll() {
 
 func (s *Server) disconnect(i int, reason DisconnectReason, sendPackets bool) {
 	c := &s.slots[i]
-	if sendPackets {
+	if sendPackets && !c.loopback {
 		for range RedundantDisconnectCount {
 			s.pkt = Packet{Type: ConnectionDisconnect}
 			s.sendToSlot(i, &s.pkt)
 		}
 	}
-	delete(s.byAddr, c.addr)
+	if !c.loopback {
+		// A loopback slot never entered byAddr, and its zero address
+		// must not unmap anything else.
+		delete(s.byAddr, c.addr)
+	}
 	delete(s.byID, c.id)
 	s.nConn--
 	s.stats.Disconnects++
-	s.event(Event{Kind: EventDisconnected, ClientIndex: i, ClientID: c.id, Address: c.addr, Reason: reason})
-	s.log.Debug().Int("client_index", i).Uint64("client_id", c.id).Stringer("reason", reason).Msg("netcode client disconnected")
+	s.event(Event{Kind: EventDisconnected, ClientIndex: i, ClientID: c.id, Address: c.addr, Reason: reason, Loopback: c.loopback})
+	s.log.Debug().Int("client_index", i).Uint64("client_id", c.id).Stringer("reason", reason).Bool("loopback", c.loopback).Msg("netcode client disconnected")
 	// Discard queued payloads but keep their buffers for the next client.
 	c.payloads.discard()
 	*c = serverSlot{payloads: c.payloads}
 	if s.nConn == 0 {
 		s.slotsDue = time.Time{}
 	}
+}
+
+// ConnectLoopbackClient occupies slot index with a client in the same
+// process, such as the host player of a listen server, as the reference's
+// netcode_server_connect_loopback_client does. The slot counts in
+// ConnectedClients and reserves clientID (a connect token for it is
+// refused as already connected), but no packet is ever sent to or
+// expected from it: no keep-alives, no timeout, no encryption. SendPayload
+// to it fails with ErrLoopbackClient, since the application carries its
+// traffic itself. It emits EventConnected with Loopback set.
+//
+// It fails with ErrServerNotRunning, ErrClientIndex for an index out of
+// range, ErrSlotOccupied for a slot already holding a client, and
+// ErrClientIDConnected when clientID is connected in another slot.
+func (s *Server) ConnectLoopbackClient(index int, clientID uint64, userData [UserDataBytes]byte) error {
+	if !s.running {
+		return ErrServerNotRunning
+	}
+	if index < 0 || index >= len(s.slots) {
+		return ErrClientIndex
+	}
+	c := &s.slots[index]
+	if c.connected {
+		return ErrSlotOccupied
+	}
+	if _, ok := s.byID[clientID]; ok {
+		return ErrClientIDConnected
+	}
+	payloads := c.payloads // empty since the last disconnect; keeps its buffers
+	// Confirmed, as in the reference: there is no handshake to finish.
+	// lastSend and lastRecv are set only so that Client reports sane times;
+	// nothing reads them for a loopback slot, which is why slotsDue, the
+	// bound on connected slots' deadlines, does not change either.
+	*c = serverSlot{
+		connected: true,
+		confirmed: true,
+		loopback:  true,
+		id:        clientID,
+		userData:  userData,
+		lastSend:  s.now,
+		lastRecv:  s.now,
+		payloads:  payloads,
+	}
+	s.byID[clientID] = index
+	s.nConn++
+	s.stats.Connects++
+	s.event(Event{Kind: EventConnected, ClientIndex: index, ClientID: clientID, Loopback: true})
+	s.log.Debug().Int("client_index", index).Uint64("client_id", clientID).Msg("netcode loopback client connected")
+	return nil
+}
+
+// DisconnectLoopbackClient frees the slot of a loopback client, without
+// packets, and emits EventDisconnected with Loopback set and
+// ReasonServerDisconnected. It fails with ErrServerNotRunning, ErrClientIndex,
+// ErrClientNotConnected for an empty slot and ErrNotLoopbackClient for a
+// slot that holds a network client (DisconnectClient frees those).
+func (s *Server) DisconnectLoopbackClient(index int) error {
+	if !s.running {
+		return ErrServerNotRunning
+	}
+	if index < 0 || index >= len(s.slots) {
+		return ErrClientIndex
+	}
+	if !s.slots[index].connected {
+		return ErrClientNotConnected
+	}
+	if !s.slots[index].loopback {
+		return ErrNotLoopbackClient
+	}
+	s.disconnect(index, ReasonServerDisconnected, false)
+	return nil
+}
+
+// ClientLoopback reports whether slot index holds a loopback client.
+func (s *Server) ClientLoopback(index int) bool {
+	return s.ClientConnected(index) && s.slots[index].loopback
 }

@@ -11,6 +11,18 @@ var (
 	ErrClientNotConnected = errors.New("netcode: no client connected in that slot")
 	ErrServerNotRunning   = errors.New("netcode: server not running")
 	ErrServerRunning      = errors.New("netcode: server already running")
+	// ErrClientIndex: a slot index outside [0, MaxClients).
+	ErrClientIndex = errors.New("netcode: client index out of range")
+	// ErrSlotOccupied: ConnectLoopbackClient on a slot that holds a client.
+	ErrSlotOccupied = errors.New("netcode: client slot already occupied")
+	// ErrClientIDConnected: ConnectLoopbackClient with the client id of a
+	// client already connected.
+	ErrClientIDConnected = errors.New("netcode: client id already connected")
+	// ErrLoopbackClient: SendPayload to a loopback client, whose traffic
+	// the application delivers itself.
+	ErrLoopbackClient = errors.New("netcode: client is a loopback client")
+	// ErrNotLoopbackClient: DisconnectLoopbackClient on a network client.
+	ErrNotLoopbackClient = errors.New("netcode: client is not a loopback client")
 )
 
 // DropReason says why the server ignored a packet (or could not queue one).
@@ -119,8 +131,11 @@ type ClientInfo struct {
 	// UserData is the user data from the client's connect token.
 	UserData [UserDataBytes]byte
 	// Confirmed is set once the client has sent a keep-alive or payload,
-	// proving it knows its slot.
+	// proving it knows its slot; a loopback client is confirmed at once.
 	Confirmed bool
+	// Loopback marks a client connected with ConnectLoopbackClient, which
+	// has no address and exchanges no packets.
+	Loopback bool
 	// Timeout is the connection timeout from the token; zero or negative
 	// means timeouts are disabled.
 	Timeout time.Duration
@@ -154,7 +169,7 @@ const (
 	ReasonNone               DisconnectReason = iota // for EventConnected
 	ReasonTimedOut                                   // nothing received within the token's timeout
 	ReasonClientDisconnected                         // the client sent a disconnect packet
-	ReasonServerDisconnected                         // DisconnectClient, DisconnectAll or Stop
+	ReasonServerDisconnected                         // DisconnectClient, DisconnectLoopbackClient, DisconnectAll or Stop
 )
 
 func (r DisconnectReason) String() string {
@@ -178,6 +193,9 @@ type Event struct {
 	ClientID    uint64
 	Address     netip.AddrPort
 	Reason      DisconnectReason // for EventDisconnected
+	// Loopback marks a loopback client's slot (ConnectLoopbackClient),
+	// whose Address is the zero value.
+	Loopback bool
 }
 
 // Datagram is one packet the server wants sent.
