@@ -169,7 +169,10 @@ func TestClientDenied(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.NextEvent(ctx); err != nil {
+	// The server's connect event comes before the client has its
+	// keep-alive; a payload proves the client itself is connected, so that
+	// interrupting it later ends a connection, not a Dial.
+	if _, err := s.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
 	out, err := runClient("-addr", s.LocalAddr().String(), "-count", "1")
