@@ -104,7 +104,7 @@ func TestListenerBlocksGarbage(t *testing.T) {
 			{0x07, 1, 2, 3}, // request 2, short
 			{0x42, 0, 0},    // unknown offline identifier
 			{0x01, 0, 0, 0}, // short ping
-			append([]byte{0x7f}, Magic[:]...),
+			append([]byte{0x7f}, offlineMagic[:]...),
 		}
 		for _, g := range garbage {
 			send(g)

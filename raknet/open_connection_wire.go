@@ -31,7 +31,7 @@ func (r *OpenConnectionRequest1) Append(b []byte) ([]byte, error) {
 		return b, ErrBadMTU
 	}
 	b = append(b, IDOpenConnectionRequest1)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	b = append(b, r.Protocol)
 	pad := r.Len() - openConnectionRequest1MinLen
 	b = slices.Grow(b, pad)
@@ -84,7 +84,7 @@ func (r *OpenConnectionReply1) Len() int {
 // Append appends the encoded reply to b.
 func (r *OpenConnectionReply1) Append(b []byte) []byte {
 	b = append(b, IDOpenConnectionReply1)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	b = appendU64(b, r.ServerGUID)
 	if r.HasCookie {
 		b = append(b, 1)
@@ -158,7 +158,7 @@ func (r *OpenConnectionRequest2) Len() int {
 // challenge to send.
 func (r *OpenConnectionRequest2) Append(b []byte) []byte {
 	b = append(b, IDOpenConnectionRequest2)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	if r.HasCookie {
 		b = appendU32(b, r.Cookie)
 		b = append(b, 0)
@@ -241,7 +241,7 @@ func (r *OpenConnectionReply2) Len() int {
 // known reader takes any non-zero byte as true.
 func (r *OpenConnectionReply2) Append(b []byte) []byte {
 	b = append(b, IDOpenConnectionReply2)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	b = appendU64(b, r.ServerGUID)
 	b = AppendAddress(b, r.ClientAddress)
 	b = appendU16(b, r.MTU)

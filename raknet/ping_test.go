@@ -207,7 +207,7 @@ func TestPingContextEnds(t *testing.T) {
 	// The ping is sent before Ping blocks; wait for it rather than sleep.
 	buf := make([]byte, 64)
 	n, _, err := silent.ReadFrom(buf)
-	if err != nil || !bytes.Equal(buf[9:25], Magic[:]) || n != unconnectedPingLen {
+	if err != nil || !bytes.Equal(buf[9:25], offlineMagic[:]) || n != unconnectedPingLen {
 		t.Fatalf("silent server read %x, %v", buf[:n], err)
 	}
 	cancel()

@@ -35,7 +35,7 @@ func (p *UnconnectedPing) Append(b []byte) []byte {
 	}
 	b = append(b, id)
 	b = appendU64(b, p.SendTime)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	return appendU64(b, p.ClientGUID)
 }
 
@@ -129,7 +129,7 @@ func (p *UnconnectedPong) Append(b []byte) ([]byte, error) {
 	b = append(b, IDUnconnectedPong)
 	b = appendU64(b, p.SendTime)
 	b = appendU64(b, p.ServerGUID)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	if p.Encoding != PongRaw {
 		b = appendU16(b, uint16(len(p.Data)))
 	}

@@ -33,7 +33,7 @@ func (r *Refusal) Len() int { return refusalLen }
 // Append appends the encoded refusal to b. ID must satisfy IsRefusalID.
 func (r *Refusal) Append(b []byte) []byte {
 	b = append(b, r.ID)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	return appendU64(b, r.GUID)
 }
 
@@ -67,7 +67,7 @@ func (m *IncompatibleProtocolVersion) Len() int { return incompatibleProtocolVer
 // Append appends the encoded message to b.
 func (m *IncompatibleProtocolVersion) Append(b []byte) []byte {
 	b = append(b, IDIncompatibleProtocolVersion, m.Protocol)
-	b = append(b, Magic[:]...)
+	b = append(b, offlineMagic[:]...)
 	return appendU64(b, m.ServerGUID)
 }
 

@@ -3,6 +3,8 @@ package raknet
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/netrak/netrak/reliability"
 )
 
 // Message identifiers: the first byte of every RakNet message.
@@ -47,17 +49,22 @@ const (
 // Sizes fixed by the original library.
 const (
 	// MaxMTU is the largest MTU the original library probes or accepts.
-	MaxMTU = 1492
+	// It re-exports reliability.MaxMTU, the one definition, because it
+	// bounds ListenConfig.MTU and DialConfig.MTU: configuring this package
+	// should not take an import of reliability.
+	MaxMTU = reliability.MaxMTU
 	// UDPHeaderSize is what RakNet adds to a UDP payload to get the MTU it
 	// is probing: a 20-byte IPv4 header and an 8-byte UDP header, used for
 	// IPv6 as well.
 	UDPHeaderSize = 28
 )
 
-// Magic is the 16-byte sequence every offline message carries, so that a
-// late offline message can never be mistaken for a datagram of an open
-// connection. RakNet calls it OFFLINE_MESSAGE_DATA_ID.
-var Magic = [16]byte{0x00, 0xff, 0xff, 0x00, 0xfe, 0xfe, 0xfe, 0xfe, 0xfd, 0xfd, 0xfd, 0xfd, 0x12, 0x34, 0x56, 0x78}
+// offlineMagic is the 16-byte sequence every offline message carries, so
+// that a late offline message can never be mistaken for a datagram of an
+// open connection. RakNet calls it OFFLINE_MESSAGE_DATA_ID. It is
+// unexported because a variable is writable by any importer, and a
+// program that changed it would stop understanding every peer.
+var offlineMagic = [16]byte{0x00, 0xff, 0xff, 0x00, 0xfe, 0xfe, 0xfe, 0xfe, 0xfd, 0xfd, 0xfd, 0xfd, 0x12, 0x34, 0x56, 0x78}
 
 // Errors returned by the parsers. They are sentinels so that a caller can
 // count drops by reason without allocating.
@@ -95,7 +102,7 @@ func IsOffline(b []byte) bool { return len(b) > 0 && b[0]&0x80 == 0 }
 
 // hasMagic reports whether b holds the offline magic at offset off.
 func hasMagic(b []byte, off int) bool {
-	return len(b) >= off+len(Magic) && [16]byte(b[off:off+16]) == Magic
+	return len(b) >= off+len(offlineMagic) && [16]byte(b[off:off+16]) == offlineMagic
 }
 
 func appendU16(b []byte, v uint16) []byte { return binary.BigEndian.AppendUint16(b, v) }

@@ -304,7 +304,7 @@ func TestUnconnectedPongEncodings(t *testing.T) {
 	t.Run("prefixed layout", func(t *testing.T) {
 		p := UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: []byte("hi")}
 		b, _ := p.Append(nil)
-		want := "1c" + "0000000000000001" + "0000000000000002" + hexString(Magic[:]) + "0002" + "6869"
+		want := "1c" + "0000000000000001" + "0000000000000002" + hexString(offlineMagic[:]) + "0002" + "6869"
 		if hexString(b) != want {
 			t.Fatalf("got %s, want %s", hexString(b), want)
 		}
@@ -385,7 +385,7 @@ func TestRefusals(t *testing.T) {
 	}
 	m := IncompatibleProtocolVersion{Protocol: ProtocolBedrock, ServerGUID: 3}
 	b := m.Append(nil)
-	want := "190b" + hexString(Magic[:]) + "0000000000000003"
+	want := "190b" + hexString(offlineMagic[:]) + "0000000000000003"
 	if hexString(b) != want {
 		t.Fatalf("incompatible protocol = %s, want %s", hexString(b), want)
 	}
