@@ -52,6 +52,10 @@ type Stats struct {
 type Conn struct {
 	ep *endpoint.Conn
 	mu sync.Locker // shared with the Listener or client driver that owns it
+	// owner, for a Listener's Conns, settles what leave leaves pending
+	// (the peer side of a loopback slot ending); nil for a dialled Conn.
+	owner *guard
+	loop  *loopPair // set on both sides of a loopback client
 
 	index    int
 	clientID uint64
@@ -97,6 +101,14 @@ func newCore(cfg *ConnConfig, log zerolog.Logger, now time.Time) (*endpoint.Core
 // ended is the Conn's end hook: a connection that ended on our side
 // (Close, engine death) ends its netcode connection too.
 func (c *Conn) ended(error) {
+	if c.owner != nil {
+		c.owner.mu.Lock()
+		if !c.gone && c.leave != nil {
+			c.leave(time.Now())
+		}
+		c.owner.unlockAndSettle()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.gone && c.leave != nil {
@@ -190,12 +202,18 @@ func (c *Conn) RTT() time.Duration { return c.ep.RTT() }
 func (c *Conn) ClientIndex() int { return c.index }
 
 // ClientID is the client id from the connect token; on the client side,
-// which cannot read the token's private part, it is 0.
+// which cannot read the token's private part, it is 0. Both sides of a
+// loopback client know the id given to ConnectLoopback.
 func (c *Conn) ClientID() uint64 { return c.clientID }
 
 // UserData is the 256 bytes of user data from the client's connect
-// token; on the client side it is zero.
+// token; on the client side it is zero. Both sides of a loopback client
+// have the user data given to ConnectLoopback.
 func (c *Conn) UserData() [netcode.UserDataBytes]byte { return c.userData }
+
+// Loopback reports whether c is either side of a client connected with
+// Listener.ConnectLoopback.
+func (c *Conn) Loopback() bool { return c.loop != nil }
 
 // Stats returns the connection's counters.
 func (c *Conn) Stats() Stats {

@@ -70,6 +70,7 @@ type Listener struct {
 	conns    []*Conn
 	byAddr   map[netip.AddrPort]int
 	closed   bool
+	closing  bool // Close has begun: no new loopback clients
 	failed   error
 	events   []Event
 	lastTick time.Time
@@ -255,6 +256,10 @@ func (l *Listener) flushLocked() {
 }
 
 func (l *Listener) connectedLocked(ev netcode.Event, now time.Time) {
+	if ev.Loopback {
+		l.loopConnectedLocked(ev, now)
+		return
+	}
 	info, _ := l.srv.Client(ev.ClientIndex)
 	core, err := newCore(&l.cfg.ConnConfig, l.log, now)
 	if err != nil {
@@ -263,7 +268,7 @@ func (l *Listener) connectedLocked(ev netcode.Event, now time.Time) {
 		return
 	}
 	i := ev.ClientIndex
-	c := &Conn{mu: &l.mu, index: i, clientID: ev.ClientID, userData: info.UserData, server: true}
+	c := &Conn{mu: &l.mu, owner: &l.guard, index: i, clientID: ev.ClientID, userData: info.UserData, server: true}
 	c.stats = func() Stats { return l.slotStats(i) }
 	c.leave = func(time.Time) {
 		if l.conns[i] == c {
@@ -296,6 +301,10 @@ func (l *Listener) disconnectedLocked(ev netcode.Event, now time.Time) {
 	i := ev.ClientIndex
 	c := l.conns[i]
 	if c == nil {
+		return
+	}
+	if c.loop != nil {
+		l.loopDisconnectedLocked(c, ev, now)
 		return
 	}
 	l.conns[i] = nil
@@ -413,7 +422,9 @@ func (l *Listener) NextEvent(ctx context.Context) (Event, error) {
 
 // Close disconnects every client, closing each connection gracefully
 // first (up to the close timeout, all at once), and then closes the
-// socket. It returns once everything has stopped.
+// socket. It returns once everything has stopped, the client side of
+// every loopback client included, which reads io.EOF after what its
+// server side wrote.
 func (l *Listener) Close() error {
 	l.shutdown(nil)
 	return nil
@@ -422,10 +433,15 @@ func (l *Listener) Close() error {
 func (l *Listener) shutdown(error) {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
+		l.closing = true
 		conns := make([]*Conn, 0, len(l.conns))
+		var loopClients []*Conn
 		for _, c := range l.conns {
 			if c != nil {
 				conns = append(conns, c)
+				if c.loop != nil {
+					loopClients = append(loopClients, c.loop.cli)
+				}
 			}
 		}
 		l.mu.Unlock()
@@ -444,7 +460,9 @@ func (l *Listener) shutdown(error) {
 		l.srv.Stop(time.Now()) // disconnect packets for whoever is left
 		l.afterServerLocked(time.Now())
 		l.mu.Unlock()
-		for _, c := range conns {
+		// A loopback client ends when its server side does, and must
+		// finish on the loop before the loop stops.
+		for _, c := range append(conns, loopClients...) {
 			<-c.Done()
 		}
 		for len(l.accept) > 0 {
