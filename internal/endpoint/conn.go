@@ -433,10 +433,9 @@ func (c *Conn) Close() error {
 	c.userClosed = true
 	c.c.Close(time.Now(), c.cfg.CloseTimeout)
 	close(c.closedCh)
-	next, ended := c.c.NextWake(), c.c.Ended()
 	c.mu.Unlock()
-	c.schedule(next, ended)
-	// A Core that needs no more than a poll to end is run now.
+	// Run the Core at once: a goodbye may be due, or nothing may be left
+	// to wait for.
 	c.schedule(time.Now(), false)
 	<-c.released
 	return nil
