@@ -120,3 +120,28 @@ func checkHeader(b []byte, id byte, magicAt, minLen int) error {
 	}
 	return nil
 }
+
+// checkID verifies the identifier and a minimum length.
+func checkID(b []byte, id byte, minLen int) error {
+	if len(b) == 0 {
+		return ErrShortMessage
+	}
+	if b[0] != id {
+		return ErrWrongID
+	}
+	if len(b) < minLen {
+		return ErrShortMessage
+	}
+	return nil
+}
+
+// checkExact verifies the identifier and an exact length.
+func checkExact(b []byte, id byte, n int) error {
+	if err := checkID(b, id, n); err != nil {
+		return err
+	}
+	if len(b) != n {
+		return ErrBadLength
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package raknet
+
+import "encoding/binary"
+
+// ConnectedPing measures RTT over an open connection. Layout: id, i64 BE
+// time.
+type ConnectedPing struct {
+	Time int64
+}
+
+const connectedPingLen = 1 + 8
+
+// Len is the encoded size of p.
+func (p *ConnectedPing) Len() int { return connectedPingLen }
+
+// Append appends the encoded ping to b.
+func (p *ConnectedPing) Append(b []byte) []byte {
+	return appendU64(append(b, IDConnectedPing), uint64(p.Time))
+}
+
+// ParseConnectedPing decodes a connected ping; like the original library
+// it requires the exact length.
+func ParseConnectedPing(b []byte) (ConnectedPing, error) {
+	if err := checkExact(b, IDConnectedPing, connectedPingLen); err != nil {
+		return ConnectedPing{}, err
+	}
+	return ConnectedPing{Time: int64(binary.BigEndian.Uint64(b[1:]))}, nil
+}
+
+// ConnectedPong answers a connected ping. Layout: id, i64 BE echoed ping
+// time, i64 BE pong time.
+type ConnectedPong struct {
+	PingTime int64
+	PongTime int64
+}
+
+const connectedPongLen = 1 + 8 + 8
+
+// Len is the encoded size of p.
+func (p *ConnectedPong) Len() int { return connectedPongLen }
+
+// Append appends the encoded pong to b.
+func (p *ConnectedPong) Append(b []byte) []byte {
+	b = appendU64(append(b, IDConnectedPong), uint64(p.PingTime))
+	return appendU64(b, uint64(p.PongTime))
+}
+
+// ParseConnectedPong decodes a connected pong; like the original library
+// it requires the exact length.
+func ParseConnectedPong(b []byte) (ConnectedPong, error) {
+	if err := checkExact(b, IDConnectedPong, connectedPongLen); err != nil {
+		return ConnectedPong{}, err
+	}
+	return ConnectedPong{
+		PingTime: int64(binary.BigEndian.Uint64(b[1:])),
+		PongTime: int64(binary.BigEndian.Uint64(b[9:])),
+	}, nil
+}
