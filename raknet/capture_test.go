@@ -1,55 +1,23 @@
 package raknet
 
 import (
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"testing"
 
+	"github.com/netrak/netrak/internal/rakcapture"
 	"github.com/netrak/netrak/reliability"
 )
 
-// captured is one UDP payload of testdata/raknet_cpp_session.json, a
-// loopback session between two peers built on the original C++ library.
-type captured struct {
-	T          float64 `json:"t"`
-	From       string  `json:"from"`
-	ClientPort int     `json:"client_port"`
-	Hex        string  `json:"hex"`
-	bytes      []byte
-}
-
-func loadCapture(tb testing.TB) []captured {
-	tb.Helper()
-	raw, err := os.ReadFile("testdata/raknet_cpp_session.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var doc struct {
-		ServerPort int        `json:"server_port"`
-		Datagrams  []captured `json:"datagrams"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		tb.Fatal(err)
-	}
-	for i := range doc.Datagrams {
-		b, err := hex.DecodeString(doc.Datagrams[i].Hex)
-		if err != nil {
-			tb.Fatalf("datagram %d: %v", i, err)
-		}
-		doc.Datagrams[i].bytes = b
-	}
-	return doc.Datagrams
-}
+// The original C++ library's session (package rakcapture) gives these
+// tests real messages of every kind RakNet sends.
 
 // captureOffline returns the offline messages of the capture in order.
 func captureOffline(tb testing.TB) [][]byte {
 	var out [][]byte
-	for _, d := range loadCapture(tb) {
-		if IsOffline(d.bytes) {
-			out = append(out, d.bytes)
+	for _, d := range rakcapture.Load(tb) {
+		if IsOffline(d.Data) {
+			out = append(out, d.Data)
 		}
 	}
 	return out
@@ -66,11 +34,11 @@ func captureOnline(tb testing.TB, ids ...byte) [][]byte {
 		want[id] = true
 	}
 	var out [][]byte
-	for i, d := range loadCapture(tb) {
-		if IsOffline(d.bytes) {
+	for i, d := range rakcapture.Load(tb) {
+		if IsOffline(d.Data) {
 			continue
 		}
-		_, frames, err := reliability.ParseDataDatagram(d.bytes)
+		_, frames, err := reliability.ParseDataDatagram(d.Data)
 		if errors.Is(err, reliability.ErrWrongDatagramType) {
 			continue // ACK or NAK
 		}

@@ -7,10 +7,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/netrak/netrak/internal/rakcapture"
 	"github.com/netrak/netrak/reliability"
 )
 
-// Replays of the original C++ library's session (testdata) into our
+// Replays of the original C++ library's session (package rakcapture) into our
 // handshake cores and sessions: each side of ours takes the other side's
 // captured datagrams and must end up where the C++ peer did.
 
@@ -33,8 +34,8 @@ func TestCaptureReplayHandshakeCores(t *testing.T) {
 	h.poll(hsEpoch, nil)
 	s := newServerHandshake(2, []uint8{ProtocolOriginal}, MaxMTU, false, time.Minute)
 	var accepted bool
-	for _, d := range loadCapture(t) {
-		b := d.bytes
+	for _, d := range rakcapture.Load(t) {
+		b := d.Data
 		if !IsOffline(b) {
 			continue
 		}
@@ -71,8 +72,8 @@ func TestCaptureReplayHandshakeCores(t *testing.T) {
 func TestCaptureReplaySessions(t *testing.T) {
 	client := captureConn(t, true)  // takes the C++ server's datagrams
 	server := captureConn(t, false) // takes the C++ client's datagrams
-	for _, d := range loadCapture(t) {
-		if IsOffline(d.bytes) {
+	for _, d := range rakcapture.Load(t) {
+		if IsOffline(d.Data) {
 			continue
 		}
 		now := hsEpoch.Add(time.Duration(d.T * float64(time.Second)))
@@ -80,19 +81,19 @@ func TestCaptureReplaySessions(t *testing.T) {
 		if d.From == "client" {
 			s = server
 		}
-		s.receive(d.bytes, now)
+		s.receive(d.Data, now)
 		s.poll(now, nil, func([]byte) {})
 	}
 	if !client.core.Up() || !server.core.Up() {
 		t.Fatalf("states after the handshake: client up %v, server up %v", client.core.Up(), server.core.Up())
 	}
 	for name, s := range map[string]*online{"client": client, "server": server} {
-		for i := range 16 {
+		for i := range rakcapture.UserMessages {
 			if !s.core.HasMessage() {
 				t.Fatalf("%s: only %d user messages", name, i)
 			}
 			m := s.core.ReadMessage()
-			if !bytes.Equal(m.Data, echoMessage(i)) || m.Reliability != reliability.ReliableOrdered || m.Channel != 0 {
+			if !bytes.Equal(m.Data, rakcapture.UserMessage(i)) || m.Reliability != reliability.ReliableOrdered || m.Channel != 0 {
 				t.Fatalf("%s: message %d: %d bytes %v ch %d", name, i, len(m.Data), m.Reliability, m.Channel)
 			}
 		}

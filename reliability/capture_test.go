@@ -1,56 +1,17 @@
 package reliability
 
 import (
-	"encoding/hex"
-	"encoding/json"
 	"io"
-	"os"
 	"testing"
+
+	"github.com/netrak/netrak/internal/rakcapture"
 )
 
-// capturedDatagram is one UDP payload of testdata/raknet_cpp_session.json,
-// a loopback session between two peers built on the original RakNet C++
-// library (4.081, protocol 6).
-type capturedDatagram struct {
-	T          float64 `json:"t"`
-	From       string  `json:"from"` // "client" or "server"
-	ClientPort int     `json:"client_port"`
-	Hex        string  `json:"hex"`
-	Data       []byte  `json:"-"`
-}
-
-type capture struct {
-	Description string             `json:"description"`
-	ServerPort  int                `json:"server_port"`
-	Datagrams   []capturedDatagram `json:"datagrams"`
-}
-
-func loadCapture(tb testing.TB) *capture {
-	tb.Helper()
-	raw, err := os.ReadFile("testdata/raknet_cpp_session.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var c capture
-	if err := json.Unmarshal(raw, &c); err != nil {
-		tb.Fatal(err)
-	}
-	for i := range c.Datagrams {
-		d := &c.Datagrams[i]
-		if d.Data, err = hex.DecodeString(d.Hex); err != nil {
-			tb.Fatalf("datagram %d: %v", i, err)
-		}
-	}
-	if len(c.Datagrams) != 262 {
-		tb.Fatalf("capture holds %d datagrams, want 262", len(c.Datagrams))
-	}
-	return &c
-}
-
-// connected returns the capture's connected datagrams (valid bit set).
-func (c *capture) connected() []capturedDatagram {
-	var out []capturedDatagram
-	for _, d := range c.Datagrams {
+// connected returns the connected datagrams (valid bit set) of the
+// original library's session.
+func connected(ds []rakcapture.Datagram) []rakcapture.Datagram {
+	var out []rakcapture.Datagram
+	for _, d := range ds {
 		if ClassifyDatagram(d.Data) != DatagramOffline {
 			out = append(out, d)
 		}
@@ -62,10 +23,9 @@ func (c *capture) connected() []capturedDatagram {
 // session is either an offline message (ids 0x01, 0x1c, 0x05..0x08) or a
 // connected datagram that decodes completely and re-encodes byte for byte.
 func TestCaptureDecodes(t *testing.T) {
-	c := loadCapture(t)
 	counts := map[DatagramType]int{}
 	frames := 0
-	for i, d := range c.Datagrams {
+	for i, d := range rakcapture.Load(t) {
 		typ := ClassifyDatagram(d.Data)
 		counts[typ]++
 		switch typ {

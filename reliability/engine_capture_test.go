@@ -2,30 +2,16 @@ package reliability
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 	"time"
-)
 
-// captureUserMessage is message i of the capture, by the rule its
-// description gives: byte 0 is 0x86, bytes 1..4 are i little-endian, and
-// byte k >= 5 is (i*31 + k*7) mod 256; sizes cycle through this list.
-func captureUserMessage(i int) []byte {
-	sizes := []int{5, 5, 100, 576, 1400, 1500, 5000, 70000}
-	b := make([]byte, sizes[i%len(sizes)])
-	b[0] = 0x86
-	binary.LittleEndian.PutUint32(b[1:], uint32(i))
-	for k := 5; k < len(b); k++ {
-		b[k] = byte(i*31 + k*7)
-	}
-	return b
-}
+	"github.com/netrak/netrak/internal/rakcapture"
+)
 
 // TestEngineCaptureReplay feeds each direction of the original library's
 // session into an Engine and checks what comes out: the online handshake
 // messages, then the 16 user messages in order, then the disconnect.
 func TestEngineCaptureReplay(t *testing.T) {
-	c := loadCapture(t)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Engine [0] receives what the client sent, [1] what the server sent.
 	var engines [2]*Engine
@@ -37,7 +23,7 @@ func TestEngineCaptureReplay(t *testing.T) {
 		engines[i] = e
 	}
 	var got [2][]Message
-	for _, d := range c.connected() {
+	for _, d := range connected(rakcapture.Load(t)) {
 		side := 0
 		if d.From == "server" {
 			side = 1
@@ -63,11 +49,11 @@ func TestEngineCaptureReplay(t *testing.T) {
 			}
 		}
 		t.Logf("%s: message ids %x", name, ids)
-		if len(user) != 16 {
+		if len(user) != rakcapture.UserMessages {
 			t.Fatalf("%s: %d user messages, want 16", name, len(user))
 		}
 		for i, m := range user {
-			if want := captureUserMessage(i); !bytes.Equal(m.Payload, want) {
+			if want := rakcapture.UserMessage(i); !bytes.Equal(m.Payload, want) {
 				t.Errorf("%s: user message %d differs (%d bytes, want %d)", name, i, len(m.Payload), len(want))
 			}
 			if m.Reliability != ReliableOrdered || m.Channel != 0 {

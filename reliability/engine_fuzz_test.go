@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakcapture"
 )
 
 // FuzzEngineReceive drives an engine with arbitrary datagrams (the input
@@ -11,9 +13,8 @@ import (
 // step) and checks that it never panics and that its memory stays within
 // the configured limits.
 func FuzzEngineReceive(f *testing.F) {
-	c := loadCapture(f)
 	var seed []byte
-	for i, d := range c.connected() {
+	for i, d := range connected(rakcapture.Load(f)) {
 		if d.From != "client" {
 			continue
 		}

@@ -2,6 +2,8 @@ package reliability
 
 import (
 	"testing"
+
+	"github.com/netrak/netrak/internal/rakcapture"
 )
 
 // fuzzLimits are small so that the fuzzer reaches every limit quickly.
@@ -135,11 +137,11 @@ func FuzzRecvFrames(f *testing.F) {
 // byte) to a pipeline; seeded with the start of each direction of the
 // capture.
 func FuzzRecvDatagrams(f *testing.F) {
-	c := loadCapture(f)
+	c := rakcapture.Load(f)
 	for _, from := range []string{"client", "server"} {
 		var seed []byte
 		n := 0
-		for _, d := range c.Datagrams {
+		for _, d := range c {
 			if d.From == from && ClassifyDatagram(d.Data) == DatagramData && len(d.Data) < 256 && n < 8 {
 				seed = append(seed, byte(len(d.Data)))
 				seed = append(seed, d.Data...)

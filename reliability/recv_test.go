@@ -4,32 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
-)
 
-// captureMessage is message i of the capture's echo test: byte 0 is 0x86,
-// bytes 1..4 are i (u32 LE), byte k >= 5 is (i*31 + k*7) mod 256, and the
-// sizes cycle through 5, 5, 100, 576, 1400, 1500, 5000, 70000.
-func captureMessage(i int) []byte {
-	sizes := []int{5, 5, 100, 576, 1400, 1500, 5000, 70000}
-	b := make([]byte, sizes[i%len(sizes)])
-	b[0] = 0x86
-	b[1], b[2], b[3], b[4] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-	for k := 5; k < len(b); k++ {
-		b[k] = byte(i*31 + k*7)
-	}
-	return b
-}
+	"github.com/netrak/netrak/internal/rakcapture"
+)
 
 // replayCapture feeds one direction's data datagrams through a receive
 // pipeline and returns copies of the messages delivered, and the ranges it
 // acknowledged.
-func replayCapture(t *testing.T, c *capture, from string) ([]recvMessage, []Range, *recvPipeline) {
+func replayCapture(t *testing.T, c []rakcapture.Datagram, from string) ([]recvMessage, []Range, *recvPipeline) {
 	t.Helper()
 	p := newRecvPipeline(recvConfig{})
 	var delivered []recvMessage
 	var acked []Range
 	var out []recvMessage
-	for _, d := range c.Datagrams {
+	for _, d := range c {
 		if d.From != from || ClassifyDatagram(d.Data) != DatagramData {
 			continue
 		}
@@ -66,7 +54,7 @@ func replayCapture(t *testing.T, c *capture, from string) ([]recvMessage, []Rang
 // the messages each side received: the handshake, pings and pongs, the 16
 // user messages exactly and in order, and the disconnect.
 func TestCaptureReplayMessages(t *testing.T) {
-	c := loadCapture(t)
+	c := rakcapture.Load(t)
 	for _, dir := range []struct {
 		from      string
 		handshake []byte // message ids before the first user message, in order
@@ -83,7 +71,7 @@ func TestCaptureReplayMessages(t *testing.T) {
 			if m.Payload[0] != 0x86 {
 				continue
 			}
-			if want := captureMessage(user); !bytes.Equal(m.Payload, want) {
+			if want := rakcapture.UserMessage(user); !bytes.Equal(m.Payload, want) {
 				t.Errorf("from %s: user message %d: %d bytes, want %d (equal %v)", dir.from, user, len(m.Payload), len(want), bytes.Equal(m.Payload, want))
 			}
 			if m.Reliability != ReliableOrdered || m.Channel != 0 {
@@ -92,8 +80,8 @@ func TestCaptureReplayMessages(t *testing.T) {
 			user++
 		}
 		t.Logf("from %s: %d messages, ids % x", dir.from, len(msgs), ids)
-		if user != 16 {
-			t.Errorf("from %s: %d user messages, want 16", dir.from, user)
+		if user != rakcapture.UserMessages {
+			t.Errorf("from %s: %d user messages, want %d", dir.from, user, rakcapture.UserMessages)
 		}
 		if !bytes.HasPrefix(ids, dir.handshake) {
 			t.Errorf("from %s: ids start % x, want % x", dir.from, ids[:min(len(ids), len(dir.handshake))], dir.handshake)
@@ -107,7 +95,7 @@ func TestCaptureReplayMessages(t *testing.T) {
 			other = "client"
 		}
 		var theirs []Range
-		for _, d := range c.Datagrams {
+		for _, d := range c {
 			if d.From == other && ClassifyDatagram(d.Data) == DatagramACK {
 				var a Ack
 				if err := ParseAck(d.Data, &a); err != nil {

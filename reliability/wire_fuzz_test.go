@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/netrak/netrak/internal/rakcapture"
 )
 
 // Fuzz targets for every parser, seeded from the original library's
@@ -17,7 +19,7 @@ import (
 //	go test -run XXX -fuzz FuzzDatagram -fuzztime 15s ./reliability
 
 func FuzzDatagram(f *testing.F) {
-	for _, d := range loadCapture(f).Datagrams {
+	for _, d := range rakcapture.Load(f) {
 		f.Add(d.Data)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -108,7 +110,7 @@ func checkAck(t *testing.T, b []byte) {
 }
 
 func FuzzRangeList(f *testing.F) {
-	for _, d := range loadCapture(f).Datagrams {
+	for _, d := range rakcapture.Load(f) {
 		if ClassifyDatagram(d.Data) == DatagramACK || ClassifyDatagram(d.Data) == DatagramNAK {
 			f.Add(d.Data[1:])
 		}
@@ -157,7 +159,7 @@ func FuzzRangeList(f *testing.F) {
 }
 
 func FuzzFrame(f *testing.F) {
-	for _, d := range loadCapture(f).Datagrams {
+	for _, d := range rakcapture.Load(f) {
 		if ClassifyDatagram(d.Data) == DatagramData {
 			f.Add(d.Data[DataHeaderLen:])
 		}
