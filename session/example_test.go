@@ -41,7 +41,7 @@ func Example() {
 	// What a web backend does for an authenticated player.
 	token, err := netcode.GenerateConnectToken(&netcode.TokenParams{
 		ClientID:        42,
-		PublicAddresses: []netip.AddrPort{netip.MustParseAddrPort(l.Addr().String())},
+		PublicAddresses: []netip.AddrPort{l.AddrPort()},
 		ProtocolID:      protocolID,
 		PrivateKey:      key,
 	})

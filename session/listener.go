@@ -17,24 +17,15 @@ import (
 	"github.com/netrak/netrak/transport"
 )
 
-// EventKind says what happened to a client slot.
-type EventKind uint8
+// EventKind says what happened to a client slot: netcode's kinds, since
+// a session's slots are netcode's.
+type EventKind = netcode.EventKind
 
 // Event kinds.
 const (
-	EventConnected EventKind = iota + 1
-	EventDisconnected
+	EventConnected    = netcode.EventConnected
+	EventDisconnected = netcode.EventDisconnected
 )
-
-func (k EventKind) String() string {
-	switch k {
-	case EventConnected:
-		return "connected"
-	case EventDisconnected:
-		return "disconnected"
-	}
-	return "unknown"
-}
 
 // Event reports a client connecting or disconnecting.
 type Event struct {
@@ -477,6 +468,10 @@ func (l *Listener) shutdown(error) {
 
 // Addr returns the listener's address.
 func (l *Listener) Addr() net.Addr { return net.UDPAddrFromAddrPort(l.tc.LocalAddr()) }
+
+// AddrPort returns the listener's address in the form connect tokens and
+// ServerConfig take.
+func (l *Listener) AddrPort() netip.AddrPort { return l.tc.LocalAddr() }
 
 // ConnectedClients is the number of occupied slots.
 func (l *Listener) ConnectedClients() int {

@@ -38,7 +38,7 @@ func TestNettestConn(t *testing.T) {
 		id++
 		tok, err := netcode.GenerateConnectToken(&netcode.TokenParams{
 			ClientID: id, ProtocolID: testProtocolID, PrivateKey: testKey,
-			PublicAddresses: []netip.AddrPort{netip.MustParseAddrPort(l.Addr().String())},
+			PublicAddresses: []netip.AddrPort{l.AddrPort()},
 		})
 		if err != nil {
 			l.Close()
