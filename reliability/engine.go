@@ -128,7 +128,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, maxDgram: cfg.maxDatagramSize()}
 	e.cc = newCongestionController(e.maxDgram)
-	e.pool.maxBytes = max(cfg.MaxQueueBytes, cfg.MaxReceiveBytes)
+	e.pool = newPayloadPool(max(cfg.MaxQueueBytes, cfg.MaxReceiveBytes))
 	e.credits = priorityWeights
 	e.rx.pipe = newRecvPipeline(recvConfig{
 		split: splitLimits{

@@ -80,8 +80,8 @@ func FuzzEngineReceive(f *testing.F) {
 			if s.HeldSendBytes > cfg.MaxQueueBytes {
 				t.Fatalf("send side holds %d bytes", s.HeldSendBytes)
 			}
-			if e.pool.retained > cfg.MaxQueueBytes {
-				t.Fatalf("pool keeps %d bytes", e.pool.retained)
+			if e.pool.bufs.Retained() > cfg.MaxQueueBytes {
+				t.Fatalf("pool keeps %d bytes", e.pool.bufs.Retained())
 			}
 		}
 	})

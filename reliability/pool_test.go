@@ -5,65 +5,21 @@ import (
 	"time"
 )
 
-func TestPayloadPoolReuse(t *testing.T) {
-	var p payloadPool
-	a := p.get(100)
-	if len(a) != 100 || cap(a) != 128 {
-		t.Fatalf("get(100): len %d cap %d, want 100 and 128 (small buffers are rounded up)", len(a), cap(a))
+// The engine's pool rounds small buffers up to their class, so messages of
+// varying sizes share them, and allocates large ones to size.
+func TestPayloadPoolPolicy(t *testing.T) {
+	p := newPayloadPool(1 << 20)
+	if b := p.get(100); len(b) != 100 || cap(b) != 128 {
+		t.Errorf("get(100): len %d cap %d, want 100 and 128", len(b), cap(b))
 	}
-	p.put(a)
-	if b := p.get(70); cap(b) != 128 || &b[:1][0] != &a[:1][0] {
-		t.Errorf("get(70) did not reuse the 128-byte buffer")
-	}
-	if p.retained != 0 {
-		t.Errorf("retained %d after taking the only buffer back", p.retained)
-	}
-
-	// Large buffers are allocated to size, and a stream of equal sizes
-	// still recycles them (they sit in the class below their size).
-	big := p.get(poolRoundUp + 1000)
-	if cap(big) != poolRoundUp+1000 {
-		t.Errorf("large buffer cap %d, want exact", cap(big))
-	}
-	p.put(big)
-	if b := p.get(poolRoundUp + 1000); &b[:1][0] != &big[:1][0] {
-		t.Error("equal-sized large buffer not reused")
-	}
-	p.put(big)
-	if b := p.get(poolRoundUp + 2000); &b[:1][0] == &big[:1][0] || len(b) != poolRoundUp+2000 {
-		t.Error("a buffer too small was handed out")
-	}
-
-	// Tiny foreign buffers are not kept: they would not fit a 64-byte get.
-	p = payloadPool{}
-	p.put(make([]byte, 10))
-	if p.retained != 0 {
-		t.Error("kept a 10-byte buffer")
-	}
-}
-
-func TestPayloadPoolBounded(t *testing.T) {
-	var p payloadPool
-	for range 100 {
-		p.put(make([]byte, 1<<20))
-	}
-	if p.retained > poolMaxBytes {
-		t.Errorf("retained %d bytes, cap %d", p.retained, poolMaxBytes)
-	}
-	if p.retained != poolMaxBytes {
-		t.Errorf("retained %d bytes, want the cap %d filled with 1 MiB buffers", p.retained, poolMaxBytes)
+	if b := p.get(70000); cap(b) != 70000 {
+		t.Errorf("get(70000): cap %d, want exact", cap(b))
 	}
 	for range 2 * poolMaxPerClass {
 		p.put(make([]byte, 64))
 	}
-	if n := len(p.free[0]); n > poolMaxPerClass {
-		t.Errorf("%d buffers in one class", n)
-	}
-	// Buffers beyond the largest class are never kept.
-	p = payloadPool{}
-	p.put(make([]byte, poolMaxBytes*2))
-	if p.retained != 0 {
-		t.Error("kept a buffer above the largest class")
+	if n := p.bufs.Kept(64); n != poolMaxPerClass {
+		t.Errorf("%d buffers kept in one class, want %d", n, poolMaxPerClass)
 	}
 }
 
@@ -83,7 +39,7 @@ func TestPayloadPoolNil(t *testing.T) {
 // pool hands out, and a pooled buffer larger than the budget allows is not
 // used.
 func TestSplitAssemblerPoolBudget(t *testing.T) {
-	var pool payloadPool
+	pool := newPayloadPool(1 << 20)
 	pool.put(make([]byte, 0, 4096)) // the right class, but over budget
 	a := newSplitAssembler(splitLimits{maxParts: 16, maxMessages: 4, maxBytes: 4096})
 	a.pool = &pool
@@ -95,7 +51,7 @@ func TestSplitAssemblerPoolBudget(t *testing.T) {
 	if a.heldBytes() > 4096 {
 		t.Fatalf("held %d bytes, limit 4096", a.heldBytes())
 	}
-	if len(pool.free[poolClassDown(4096)]) != 1 {
+	if pool.bufs.Kept(4096) != 1 {
 		t.Errorf("the over-budget pooled buffer was used")
 	}
 	f.SplitIndex = 2 // out of order
@@ -112,8 +68,8 @@ func TestSplitAssemblerPoolBudget(t *testing.T) {
 	}
 	// Out of order: the message was copied into a fresh buffer and the
 	// reassembly buffer went back to the pool.
-	if len(pool.free[poolClassDown(3000)]) != 1 {
-		t.Errorf("reassembly buffer not recycled: %v", pool.retained)
+	if pool.bufs.Kept(3000) != 1 {
+		t.Errorf("reassembly buffer not recycled: %v", pool.bufs.Retained())
 	}
 }
 
@@ -134,8 +90,8 @@ func TestEnginePoolBoundedByConfig(t *testing.T) {
 	}
 	p.run(time.Hour, func() bool { return got == n && p.e[0].Stats().HeldSendBytes == 0 })
 	for i, e := range p.e {
-		if e.pool.retained == 0 || e.pool.retained > 256<<10 {
-			t.Errorf("engine %d keeps %d bytes for reuse, want 1..%d", i, e.pool.retained, 256<<10)
+		if r := e.pool.bufs.Retained(); r == 0 || r > 256<<10 {
+			t.Errorf("engine %d keeps %d bytes for reuse, want 1..%d", i, r, 256<<10)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package reliability
 
-import "math/bits"
+import "github.com/netrak/netrak/internal/bufpool"
 
 // fifo is a FIFO queue on a power-of-two circular buffer. It grows by
 // doubling and never shrinks, so a queue in steady state does not
@@ -45,80 +45,38 @@ func (r *fifo[T]) pop() T {
 // receiving do not allocate: the send queue's copies, reassembled split
 // messages, payloads held for ordering and delivered messages all come
 // from it, and go back when the engine is done with them (a delivered
-// payload when the application reads the next message). It retains at
-// most maxBytes of capacity in total (poolMaxBytes if zero; the engine sets
-// the larger of MaxQueueBytes and MaxReceiveBytes, so an idle connection
-// keeps no more than a busy one may use) and poolMaxPerClass buffers of
-// each size class; past that, a returned buffer is left to the garbage
-// collector.
-//
-// A free buffer sits in the class of the largest power of two not above
-// its capacity. get(n) takes a buffer from the class of the smallest power
-// of two not below n, whose every buffer fits, or else the last buffer of
-// the class below if it happens to fit (a stream of equal-sized messages
-// recycles its buffers exactly). New buffers up to poolRoundUp bytes are
-// allocated with their class's full capacity, so messages of varying small
-// sizes share buffers; larger ones are allocated to size, so a big buffer
-// never wastes up to half its memory.
+// payload when the application reads the next message). It keeps at most
+// the larger of MaxQueueBytes and MaxReceiveBytes (so an idle connection
+// keeps no more than a busy one may use), in classes up to 16 MiB, and
+// poolMaxPerClass buffers of each class; past that, a returned buffer is
+// left to the garbage collector. New buffers up to 64 KiB get their
+// class's whole capacity, so messages of varying small sizes share
+// buffers; larger ones are allocated to size.
 //
 // The nil pool is valid: get allocates and put discards.
 type payloadPool struct {
-	free     [poolClasses][][]byte
-	retained int
-	maxBytes int
+	bufs   bufpool.Pool
+	limits bufpool.Limits
 }
 
-const (
-	poolMinClass    = 6  // 64 B
-	poolClasses     = 19 // up to 16 MiB
-	poolMaxBytes    = 16 << 20
-	poolMaxPerClass = 8192
-	poolRoundUp     = 64 << 10
-)
+const poolMaxPerClass = 8192
 
-// poolClassUp is the class whose buffers all hold at least n bytes.
-func poolClassUp(n int) int {
-	if n <= 1<<poolMinClass {
-		return 0
-	}
-	return bits.Len(uint(n-1)) - poolMinClass
-}
-
-// poolClassDown is the class a buffer of capacity c is kept in; -1 for a
-// buffer too small to keep.
-func poolClassDown(c int) int {
-	if c < 1<<poolMinClass {
-		return -1
-	}
-	return bits.Len(uint(c)) - 1 - poolMinClass
+// newPayloadPool returns a pool that keeps at most maxBytes.
+func newPayloadPool(maxBytes int) payloadPool {
+	return payloadPool{limits: bufpool.Limits{
+		MaxSize:     bufpool.MaxClassSize,
+		RoundUp:     64 << 10,
+		MaxPerClass: poolMaxPerClass,
+		MaxBytes:    maxBytes,
+	}}
 }
 
 // get returns a buffer of length n (capacity at least n).
 func (p *payloadPool) get(n int) []byte {
-	c := poolClassUp(n)
-	if p == nil || c >= poolClasses {
+	if p == nil {
 		return make([]byte, n)
 	}
-	if l := len(p.free[c]); l > 0 {
-		return p.take(c, l-1)[:n]
-	}
-	if d := c - 1; d >= 0 {
-		if l := len(p.free[d]); l > 0 && cap(p.free[d][l-1]) >= n {
-			return p.take(d, l-1)[:n]
-		}
-	}
-	if n <= poolRoundUp {
-		return make([]byte, n, 1<<(c+poolMinClass))
-	}
-	return make([]byte, n)
-}
-
-func (p *payloadPool) take(c, i int) []byte {
-	b := p.free[c][i]
-	p.free[c][i] = nil
-	p.free[c] = p.free[c][:i]
-	p.retained -= cap(b)
-	return b
+	return p.bufs.Get(n, p.limits)
 }
 
 // clone returns a copy of b in a buffer from the pool.
@@ -132,17 +90,7 @@ func (p *payloadPool) clone(b []byte) []byte {
 // be referenced anywhere else (a buffer put twice would be handed out
 // twice).
 func (p *payloadPool) put(b []byte) {
-	c := poolClassDown(cap(b))
-	if p == nil || c < 0 || c >= poolClasses {
-		return
+	if p != nil {
+		p.bufs.Put(b, p.limits)
 	}
-	limit := p.maxBytes
-	if limit == 0 {
-		limit = poolMaxBytes
-	}
-	if len(p.free[c]) >= poolMaxPerClass || p.retained+cap(b) > limit {
-		return
-	}
-	p.retained += cap(b)
-	p.free[c] = append(p.free[c], b[:0])
 }

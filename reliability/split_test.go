@@ -222,7 +222,7 @@ func TestSplitAssemblerHostileCounts(t *testing.T) {
 // parts, handing each finished message back to the pool as the engine does
 // once the application has read it.
 func BenchmarkSplitAssembler(b *testing.B) {
-	var pool payloadPool
+	pool := newPayloadPool(16 << 20)
 	a := splitAssembler{pool: &pool}
 	parts := splitParts(testMessage(64<<10, 0), 1400, 0, Frame{Reliability: ReliableOrdered})
 	b.SetBytes(64 << 10)
