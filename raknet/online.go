@@ -137,18 +137,8 @@ func lossSigns(st *reliability.Stats) uint64 {
 	return st.NAKsSent + st.DatagramsLost + st.Drops.DuplicateMessage + st.Drops.DuplicateDatagram
 }
 
-// rtoCeiling is the longest retransmission timeout of an engine
-// configured as ours: reliability.Config.RTOMax, lowered to DeadTimeout/8.
-func (o *online) rtoCeiling() time.Duration {
-	lo, hi := o.cfg.engine.RTOMin, o.cfg.engine.RTOMax
-	if lo == 0 {
-		lo = reliability.DefaultRTOMin
-	}
-	if hi == 0 {
-		hi = reliability.DefaultRTOMax
-	}
-	return min(hi, max(o.cfg.deadTimeout/8, lo))
-}
+// rtoCeiling is the longest retransmission timeout of our engine.
+func (o *online) rtoCeiling() time.Duration { return o.cfg.engine.RTOCeiling() }
 
 // Intercept handles RakNet's own messages. Connected ping, pong, the
 // lost-connection keep-alive and the disconnection notification are

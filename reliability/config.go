@@ -169,5 +169,23 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// RTOCeiling returns the longest retransmission timeout of an engine
+// configured with c, zero fields taking their defaults: RTOMax, lowered to
+// DeadTimeout/8 when that is smaller, but not below RTOMin. A driver that
+// waits out the peer's resends (a linger after the peer's goodbye) needs
+// it to know how long a resend can take.
+func (c Config) RTOCeiling() time.Duration {
+	d, _ := c.withDefaults() // an invalid config still has every field filled
+	return d.rtoCeiling()
+}
+
+// rtoCeiling is RTOCeiling for a config with its defaults filled. The
+// ceiling leaves at least eight attempts before the connection is
+// declared dead, so a run of losses on a lossy link does not kill it after
+// three or four tries.
+func (c *Config) rtoCeiling() time.Duration {
+	return min(c.RTOMax, max(c.DeadTimeout/8, c.RTOMin))
+}
+
 // maxDatagramSize is the longest UDP payload the engine produces.
 func (c *Config) maxDatagramSize() int { return c.MTU - UDPIPOverhead }

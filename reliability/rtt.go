@@ -95,10 +95,7 @@ func (r *rttEstimator) rto(cfg *Config, backoff uint) time.Duration {
 	if r.hasSample {
 		d = 2*r.srtt + 4*r.rttvar + 30*time.Millisecond
 	}
-	// The ceiling also leaves at least eight attempts before the
-	// connection is declared dead, so a run of losses on a lossy link
-	// does not kill it after three or four tries.
-	ceil := min(cfg.RTOMax, max(cfg.DeadTimeout/8, cfg.RTOMin))
+	ceil := cfg.rtoCeiling()
 	d = min(max(d, cfg.RTOMin), ceil)
 	for i := uint(0); i < backoff && d < ceil; i++ {
 		d *= 2

@@ -164,3 +164,27 @@ func TestRTTQueueingSignal(t *testing.T) {
 		t.Errorf("MinRTT %v forgot the all-time minimum", r.minRTT)
 	}
 }
+
+// RTOCeiling is where the engine's backed-off timeout stops.
+func TestRTOCeiling(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want time.Duration
+	}{
+		{Config{}, 1250 * time.Millisecond}, // DeadTimeout/8 under RTOMax
+		{Config{DeadTimeout: time.Minute}, DefaultRTOMax},
+		{Config{DeadTimeout: time.Second, RTOMin: 300 * time.Millisecond}, 300 * time.Millisecond},
+	} {
+		if got := tt.cfg.RTOCeiling(); got != tt.want {
+			t.Errorf("%+v: RTOCeiling %v, want %v", tt.cfg, got, tt.want)
+		}
+		cfg, err := tt.cfg.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r rttEstimator
+		if got := r.rto(&cfg, 16); got != tt.want {
+			t.Errorf("%+v: backed-off RTO %v, want the ceiling %v", tt.cfg, got, tt.want)
+		}
+	}
+}
