@@ -24,21 +24,50 @@ const (
 	afInet6Darwin  = 30
 )
 
-// AddressLen is the number of bytes AppendAddress writes for a.
-func AddressLen(a netip.AddrPort) int {
+// Address is a netip.AddrPort in RakNet's SystemAddress encoding, so that
+// an address field has the same Append, Parse and Len as every message.
+// Messages keep their address fields as netip.AddrPort, which converts to
+// and from Address for free.
+type Address netip.AddrPort
+
+// String formats a as netip.AddrPort does.
+func (a Address) String() string { return netip.AddrPort(a).String() }
+
+// Len is the number of bytes Append writes for a.
+func (a *Address) Len() int { return addressLen(netip.AddrPort(*a)) }
+
+// Append appends a in RakNet's address encoding. IPv4 and IPv4-mapped
+// IPv6 addresses take the 7-byte IPv4 form; other IPv6 addresses take the
+// 29-byte form with address family 23, flow info 0 and the zone, if it is
+// a number, as scope id. The zero Address is written as 0.0.0.0:0, which
+// is how the original library writes an unassigned address. Every address
+// encodes; the error is always nil.
+func (a *Address) Append(b []byte) ([]byte, error) {
+	return appendAddress(b, netip.AddrPort(*a)), nil
+}
+
+// ParseAddress reads one address from the start of b into a. It accepts
+// the IPv6 address family of Linux (10), Windows (23), FreeBSD (28) and
+// macOS (30), ignores the flow info, turns a non-zero scope id into a
+// numeric zone, and unmaps IPv4-mapped IPv6 addresses so that every IPv4
+// address compares equal however it was sent.
+func ParseAddress(b []byte, a *Address) (int, error) {
+	ap, n, err := parseAddress(b)
+	if err != nil {
+		return 0, err
+	}
+	*a = Address(ap)
+	return n, nil
+}
+
+func addressLen(a netip.AddrPort) int {
 	if a.Addr().Is6() && !a.Addr().Is4In6() {
 		return addressLen6
 	}
 	return addressLen4
 }
 
-// AppendAddress appends a in RakNet's address encoding. IPv4 and
-// IPv4-mapped IPv6 addresses take the 7-byte IPv4 form; other IPv6
-// addresses take the 29-byte form with address family 23, flow info 0 and
-// the zone, if it is a number, as scope id. The zero AddrPort is written as
-// 0.0.0.0:0, which is how the original library writes an unassigned
-// address.
-func AppendAddress(b []byte, a netip.AddrPort) []byte {
+func appendAddress(b []byte, a netip.AddrPort) []byte {
 	ip := a.Addr().Unmap()
 	switch {
 	case ip.Is4():
@@ -62,12 +91,9 @@ func AppendAddress(b []byte, a netip.AddrPort) []byte {
 	}
 }
 
-// ParseAddress reads one address from the start of b and reports how many
-// bytes it used. It accepts the IPv6 address family of Linux (10), Windows
-// (23), FreeBSD (28) and macOS (30), ignores the flow info, turns a
-// non-zero scope id into a numeric zone, and unmaps IPv4-mapped IPv6
-// addresses so that every IPv4 address compares equal however it was sent.
-func ParseAddress(b []byte) (netip.AddrPort, int, error) {
+// parseAddress is ParseAddress for the message parsers, which hold their
+// addresses as netip.AddrPort.
+func parseAddress(b []byte) (netip.AddrPort, int, error) {
 	if len(b) == 0 {
 		return netip.AddrPort{}, 0, ErrShortMessage
 	}

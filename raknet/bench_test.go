@@ -11,10 +11,11 @@ import (
 
 func BenchmarkParseUnconnectedPing(b *testing.B) {
 	msg := captureOffline(b)[0]
+	var p UnconnectedPing
 	b.ReportAllocs()
 	b.SetBytes(int64(len(msg)))
 	for b.Loop() {
-		if _, err := ParseUnconnectedPing(msg); err != nil {
+		if _, err := ParseUnconnectedPing(msg, &p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,9 +36,10 @@ func BenchmarkAnswerPing(b *testing.B) {
 
 func BenchmarkParseUnconnectedPong(b *testing.B) {
 	msg := captureOffline(b)[1]
+	var p UnconnectedPong
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseUnconnectedPong(msg); err != nil {
+		if _, err := ParseUnconnectedPong(msg, &p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,12 +48,13 @@ func BenchmarkParseUnconnectedPong(b *testing.B) {
 func BenchmarkOpenConnectionRequest1(b *testing.B) {
 	msg := captureOffline(b)[2]
 	out := make([]byte, 0, MaxMTU)
+	var r OpenConnectionRequest1
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := ParseOpenConnectionRequest1(msg)
-		if err != nil {
+		if _, err := ParseOpenConnectionRequest1(msg, &r); err != nil {
 			b.Fatal(err)
 		}
+		var err error
 		if out, err = r.Append(out[:0]); err != nil {
 			b.Fatal(err)
 		}
@@ -61,21 +64,25 @@ func BenchmarkOpenConnectionRequest1(b *testing.B) {
 func BenchmarkOpenConnectionRequest2(b *testing.B) {
 	msg := captureOffline(b)[4]
 	out := make([]byte, 0, 64)
+	var r OpenConnectionRequest2
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := ParseOpenConnectionRequest2(msg, CookieDetect)
-		if err != nil {
+		if _, err := ParseOpenConnectionRequest2(msg, CookieDetect, &r); err != nil {
 			b.Fatal(err)
 		}
-		out = r.Append(out[:0])
+		var err error
+		if out, err = r.Append(out[:0]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
 func BenchmarkConnectionRequestAccepted(b *testing.B) {
 	msg := captureOnline(b, IDConnectionRequestAccepted)[0]
+	var m ConnectionRequestAccepted
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseConnectionRequestAccepted(msg); err != nil {
+		if _, err := ParseConnectionRequestAccepted(msg, &m); err != nil {
 			b.Fatal(err)
 		}
 	}

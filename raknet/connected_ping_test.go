@@ -1,8 +1,6 @@
 package raknet
 
-import (
-	"testing"
-)
+import "testing"
 
 func TestCaptureConnectedPingPong(t *testing.T) {
 	pings := captureOnline(t, IDConnectedPing)
@@ -10,11 +8,10 @@ func TestCaptureConnectedPingPong(t *testing.T) {
 		t.Fatalf("found %d connected pings, want at least 2", len(pings))
 	}
 	for _, b := range pings {
-		p, err := ParseConnectedPing(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBytes(t, p.Append(nil), b, p.Len())
+		var p ConnectedPing
+		n, err := ParseConnectedPing(b, &p)
+		checkUsed(t, n, err, len(b))
+		checkEncoding(t, &p, b)
 	}
 	pongs := captureOnline(t, IDConnectedPong)
 	if len(pongs) < 2 {
@@ -22,18 +19,17 @@ func TestCaptureConnectedPingPong(t *testing.T) {
 	}
 	// The server's pong answers the client's ping sent with the new
 	// incoming connection (time 0x1f) at server time 0x236.
-	p, err := ParseConnectedPong(pongs[0])
-	if err != nil {
+	var p ConnectedPong
+	if _, err := ParseConnectedPong(pongs[0], &p); err != nil {
 		t.Fatal(err)
 	}
 	if want := (ConnectedPong{PingTime: 0x1f, PongTime: 0x236}); p != want {
 		t.Fatalf("first connected pong %+v, want %+v", p, want)
 	}
 	for _, b := range pongs {
-		p, err := ParseConnectedPong(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBytes(t, p.Append(nil), b, p.Len())
+		var p ConnectedPong
+		n, err := ParseConnectedPong(b, &p)
+		checkUsed(t, n, err, len(b))
+		checkEncoding(t, &p, b)
 	}
 }

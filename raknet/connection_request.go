@@ -5,9 +5,9 @@ import (
 	"net/netip"
 )
 
-// The messages in this file travel inside reliability frames once the
-// open-connection handshake is done; only their payload encoding lives
-// here.
+// The online handshake. Its messages travel inside reliability frames
+// once the open-connection handshake is done; only their payload encoding
+// lives here.
 
 // ConnectionRequest is the client's first message over the new connection.
 // Layout: id, u64 BE client GUID, i64 BE time, u8 security (0), then an
@@ -25,32 +25,34 @@ const connectionRequestLen = 1 + 8 + 8 + 1
 // Len is the encoded size of r.
 func (r *ConnectionRequest) Len() int { return connectionRequestLen + len(r.Password) }
 
-// Append appends the encoded request to b.
-func (r *ConnectionRequest) Append(b []byte) []byte {
+// Append appends the encoded request to b. Every request encodes; the
+// error is always nil.
+func (r *ConnectionRequest) Append(b []byte) ([]byte, error) {
 	b = append(b, IDConnectionRequest)
 	b = appendU64(b, r.ClientGUID)
 	b = appendU64(b, uint64(r.Time))
 	b = append(b, 0)
-	return append(b, r.Password...)
+	return append(b, r.Password...), nil
 }
 
-// ParseConnectionRequest decodes a connection request. A set security
-// byte (libcat proof and identity follow) yields ErrSecurityUnsupported.
-func ParseConnectionRequest(b []byte) (ConnectionRequest, error) {
+// ParseConnectionRequest decodes a connection request into r; the
+// password runs to the end of b, so it uses all of b. A set security byte
+// (libcat proof and identity follow) yields ErrSecurityUnsupported.
+func ParseConnectionRequest(b []byte, r *ConnectionRequest) (int, error) {
 	if err := checkID(b, IDConnectionRequest, connectionRequestLen); err != nil {
-		return ConnectionRequest{}, err
+		return 0, err
 	}
 	if b[17] != 0 {
-		return ConnectionRequest{}, ErrSecurityUnsupported
+		return 0, ErrSecurityUnsupported
 	}
-	r := ConnectionRequest{
+	*r = ConnectionRequest{
 		ClientGUID: binary.BigEndian.Uint64(b[1:]),
 		Time:       int64(binary.BigEndian.Uint64(b[9:])),
 	}
 	if len(b) > connectionRequestLen {
 		r.Password = b[connectionRequestLen:len(b):len(b)]
 	}
-	return r, nil
+	return len(b), nil
 }
 
 // MaxInternalAddresses is the most internal addresses a connection request
@@ -74,40 +76,44 @@ func InternalAddressCount(protocol uint8) int {
 	return 20
 }
 
-// parseAddressList reads addresses from b until exactly 16 bytes (the two
-// times) remain, and returns the rest.
-func parseAddressList(b []byte) ([]netip.AddrPort, []byte, error) {
-	// One allocation: at most this many addresses fit, IPv4 being the
-	// shortest form.
-	list := make([]netip.AddrPort, 0, min(MaxInternalAddresses, max(0, len(b)-16)/addressLen4))
-	for len(b) > 16 {
+// parseAddressList reads addresses from b into list[:0] until exactly
+// 16 bytes (the two times) remain, and returns the list and the bytes
+// read. It reuses list's storage, and grows it at most once: no more than
+// this many addresses fit, IPv4 being the shortest form.
+func parseAddressList(b []byte, list []netip.AddrPort) ([]netip.AddrPort, int, error) {
+	if fit := min(MaxInternalAddresses, max(0, len(b)-16)/addressLen4); cap(list) < fit {
+		list = make([]netip.AddrPort, 0, fit)
+	}
+	list = list[:0]
+	off := 0
+	for len(b)-off > 16 {
 		if len(list) == MaxInternalAddresses {
-			return nil, nil, ErrTooManyAddresses
+			return list, 0, ErrTooManyAddresses
 		}
-		a, n, err := ParseAddress(b)
+		a, n, err := parseAddress(b[off:])
 		if err != nil {
-			return nil, nil, err
+			return list, 0, err
 		}
 		list = append(list, a)
-		b = b[n:]
+		off += n
 	}
-	if len(b) < 16 {
-		return nil, nil, ErrShortMessage
+	if len(b)-off < 16 {
+		return list, 0, ErrShortMessage
 	}
-	return list, b, nil
+	return list, off, nil
 }
 
 func addressListLen(list []netip.AddrPort) int {
 	n := 0
 	for _, a := range list {
-		n += AddressLen(a)
+		n += addressLen(a)
 	}
 	return n
 }
 
 func appendAddressList(b []byte, list []netip.AddrPort) []byte {
 	for _, a := range list {
-		b = AppendAddress(b, a)
+		b = appendAddress(b, a)
 	}
 	return b
 }
@@ -128,45 +134,52 @@ type ConnectionRequestAccepted struct {
 
 // Len is the encoded size of m.
 func (m *ConnectionRequestAccepted) Len() int {
-	return 1 + AddressLen(m.ClientAddress) + 2 + addressListLen(m.InternalAddresses) + 16
+	return 1 + addressLen(m.ClientAddress) + 2 + addressListLen(m.InternalAddresses) + 16
 }
 
 // Append appends the encoded message to b, with every internal address in
-// m.InternalAddresses.
-func (m *ConnectionRequestAccepted) Append(b []byte) []byte {
+// m.InternalAddresses. It fails with ErrTooManyAddresses past
+// MaxInternalAddresses.
+func (m *ConnectionRequestAccepted) Append(b []byte) ([]byte, error) {
+	if len(m.InternalAddresses) > MaxInternalAddresses {
+		return b, ErrTooManyAddresses
+	}
 	b = append(b, IDConnectionRequestAccepted)
-	b = AppendAddress(b, m.ClientAddress)
+	b = appendAddress(b, m.ClientAddress)
 	b = appendU16(b, m.SystemIndex)
 	b = appendAddressList(b, m.InternalAddresses)
 	b = appendU64(b, uint64(m.RequestTime))
-	return appendU64(b, uint64(m.ReplyTime))
+	return appendU64(b, uint64(m.ReplyTime)), nil
 }
 
-// ParseConnectionRequestAccepted decodes the message, reading internal
-// addresses until the 16 bytes of the two times remain, so 10 and 20
-// addresses are both understood.
-func ParseConnectionRequestAccepted(b []byte) (ConnectionRequestAccepted, error) {
+// ParseConnectionRequestAccepted decodes the message into m, reading
+// internal addresses until the 16 bytes of the two times remain, so 10 and
+// 20 addresses are both understood. The addresses go into
+// m.InternalAddresses' storage, which a caller parsing into the same m
+// again reuses.
+func ParseConnectionRequestAccepted(b []byte, m *ConnectionRequestAccepted) (int, error) {
 	if err := checkID(b, IDConnectionRequestAccepted, 1); err != nil {
-		return ConnectionRequestAccepted{}, err
+		return 0, err
 	}
-	var m ConnectionRequestAccepted
-	addr, n, err := ParseAddress(b[1:])
+	addr, n, err := parseAddress(b[1:])
 	if err != nil {
-		return ConnectionRequestAccepted{}, err
+		return 0, err
+	}
+	off := 1 + n
+	if len(b) < off+2 {
+		return 0, ErrShortMessage
 	}
 	m.ClientAddress = addr
-	rest := b[1+n:]
-	if len(rest) < 2 {
-		return ConnectionRequestAccepted{}, ErrShortMessage
-	}
-	m.SystemIndex = binary.BigEndian.Uint16(rest)
-	m.InternalAddresses, rest, err = parseAddressList(rest[2:])
+	m.SystemIndex = binary.BigEndian.Uint16(b[off:])
+	off += 2
+	m.InternalAddresses, n, err = parseAddressList(b[off:], m.InternalAddresses)
 	if err != nil {
-		return ConnectionRequestAccepted{}, err
+		return 0, err
 	}
-	m.RequestTime = int64(binary.BigEndian.Uint64(rest))
-	m.ReplyTime = int64(binary.BigEndian.Uint64(rest[8:]))
-	return m, nil
+	off += n
+	m.RequestTime = int64(binary.BigEndian.Uint64(b[off:]))
+	m.ReplyTime = int64(binary.BigEndian.Uint64(b[off+8:]))
+	return off + 16, nil
 }
 
 // NewIncomingConnection is the client's last handshake message. Layout:
@@ -185,36 +198,41 @@ type NewIncomingConnection struct {
 
 // Len is the encoded size of m.
 func (m *NewIncomingConnection) Len() int {
-	return 1 + AddressLen(m.ServerAddress) + addressListLen(m.InternalAddresses) + 16
+	return 1 + addressLen(m.ServerAddress) + addressListLen(m.InternalAddresses) + 16
 }
 
-// Append appends the encoded message to b.
-func (m *NewIncomingConnection) Append(b []byte) []byte {
+// Append appends the encoded message to b. It fails with
+// ErrTooManyAddresses past MaxInternalAddresses.
+func (m *NewIncomingConnection) Append(b []byte) ([]byte, error) {
+	if len(m.InternalAddresses) > MaxInternalAddresses {
+		return b, ErrTooManyAddresses
+	}
 	b = append(b, IDNewIncomingConnection)
-	b = AppendAddress(b, m.ServerAddress)
+	b = appendAddress(b, m.ServerAddress)
 	b = appendAddressList(b, m.InternalAddresses)
 	b = appendU64(b, uint64(m.PingTime))
-	return appendU64(b, uint64(m.PongTime))
+	return appendU64(b, uint64(m.PongTime)), nil
 }
 
-// ParseNewIncomingConnection decodes the message, reading internal
-// addresses until 16 bytes remain.
-func ParseNewIncomingConnection(b []byte) (NewIncomingConnection, error) {
+// ParseNewIncomingConnection decodes the message into m, reading internal
+// addresses until 16 bytes remain, into m.InternalAddresses' storage as
+// ParseConnectionRequestAccepted does.
+func ParseNewIncomingConnection(b []byte, m *NewIncomingConnection) (int, error) {
 	if err := checkID(b, IDNewIncomingConnection, 1); err != nil {
-		return NewIncomingConnection{}, err
+		return 0, err
 	}
-	var m NewIncomingConnection
-	addr, n, err := ParseAddress(b[1:])
+	addr, n, err := parseAddress(b[1:])
 	if err != nil {
-		return NewIncomingConnection{}, err
+		return 0, err
 	}
+	off := 1 + n
 	m.ServerAddress = addr
-	list, rest, err := parseAddressList(b[1+n:])
+	m.InternalAddresses, n, err = parseAddressList(b[off:], m.InternalAddresses)
 	if err != nil {
-		return NewIncomingConnection{}, err
+		return 0, err
 	}
-	m.InternalAddresses = list
-	m.PingTime = int64(binary.BigEndian.Uint64(rest))
-	m.PongTime = int64(binary.BigEndian.Uint64(rest[8:]))
-	return m, nil
+	off += n
+	m.PingTime = int64(binary.BigEndian.Uint64(b[off:]))
+	m.PongTime = int64(binary.BigEndian.Uint64(b[off+8:]))
+	return off + 16, nil
 }

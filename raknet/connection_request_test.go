@@ -3,6 +3,7 @@ package raknet
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,23 +24,21 @@ func TestCaptureOnlineHandshake(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("found %d connection requests, want 1", len(reqs))
 	}
-	req, err := ParseConnectionRequest(reqs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	var req ConnectionRequest
+	n, err := ParseConnectionRequest(reqs[0], &req)
+	checkUsed(t, n, err, len(reqs[0]))
 	if diff := cmp.Diff(ConnectionRequest{ClientGUID: capClientGUID, Time: 0x15}, req, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("connection request (-want +got):\n%s", diff)
 	}
-	checkBytes(t, req.Append(nil), reqs[0], req.Len())
+	checkEncoding(t, &req, reqs[0])
 
 	accs := captureOnline(t, IDConnectionRequestAccepted)
 	if len(accs) != 1 {
 		t.Fatalf("found %d connection request accepted, want 1", len(accs))
 	}
-	acc, err := ParseConnectionRequestAccepted(accs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	var acc ConnectionRequestAccepted
+	n, err = ParseConnectionRequestAccepted(accs[0], &acc)
+	checkUsed(t, n, err, len(accs[0]))
 	wantAcc := ConnectionRequestAccepted{
 		ClientAddress:     capClientAddr,
 		InternalAddresses: internal(capServerAddr),
@@ -49,16 +48,15 @@ func TestCaptureOnlineHandshake(t *testing.T) {
 	if diff := cmp.Diff(wantAcc, acc, addrOpts); diff != "" {
 		t.Fatalf("connection request accepted (-want +got):\n%s", diff)
 	}
-	checkBytes(t, acc.Append(nil), accs[0], acc.Len())
+	checkEncoding(t, &acc, accs[0])
 
 	nics := captureOnline(t, IDNewIncomingConnection)
 	if len(nics) != 1 {
 		t.Fatalf("found %d new incoming connection, want 1", len(nics))
 	}
-	nic, err := ParseNewIncomingConnection(nics[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	var nic NewIncomingConnection
+	n, err = ParseNewIncomingConnection(nics[0], &nic)
+	checkUsed(t, n, err, len(nics[0]))
 	wantNIC := NewIncomingConnection{
 		ServerAddress:     capServerAddr,
 		InternalAddresses: internal(capClientAddr),
@@ -68,8 +66,7 @@ func TestCaptureOnlineHandshake(t *testing.T) {
 	if diff := cmp.Diff(wantNIC, nic, addrOpts); diff != "" {
 		t.Fatalf("new incoming connection (-want +got):\n%s", diff)
 	}
-	checkBytes(t, nic.Append(nil), nics[0], nic.Len())
-
+	checkEncoding(t, &nic, nics[0])
 }
 
 func TestInternalAddressCounts(t *testing.T) {
@@ -85,8 +82,8 @@ func TestInternalAddressCounts(t *testing.T) {
 			list[0] = netip.MustParseAddrPort("[2001:db8::9]:7")
 		}
 		m := ConnectionRequestAccepted{ClientAddress: capClientAddr, SystemIndex: 3, InternalAddresses: list, RequestTime: -1, ReplyTime: 1 << 40}
-		got, err := ParseConnectionRequestAccepted(m.Append(nil))
-		if err != nil {
+		var got ConnectionRequestAccepted
+		if _, err := ParseConnectionRequestAccepted(mustAppend(t, &m), &got); err != nil {
 			t.Fatalf("%d addresses: %v", n, err)
 		}
 		if diff := cmp.Diff(m, got, addrOpts, cmpopts.EquateEmpty()); diff != "" {
@@ -94,7 +91,38 @@ func TestInternalAddressCounts(t *testing.T) {
 		}
 	}
 	m := NewIncomingConnection{ServerAddress: capServerAddr, InternalAddresses: make([]netip.AddrPort, 21)}
-	if _, err := ParseNewIncomingConnection(m.Append(nil)); !errors.Is(err, ErrTooManyAddresses) {
-		t.Fatalf("21 addresses: err = %v", err)
+	if _, err := m.Append(nil); !errors.Is(err, ErrTooManyAddresses) {
+		t.Fatalf("appending 21 addresses: err = %v", err)
+	}
+	// A peer's 21st address is refused too.
+	m.InternalAddresses = m.InternalAddresses[:20]
+	b := mustAppend(t, &m)
+	b = slices.Insert(b, len(b)-16, b[1:1+addressLen4]...)
+	if _, err := ParseNewIncomingConnection(b, new(NewIncomingConnection)); !errors.Is(err, ErrTooManyAddresses) {
+		t.Fatalf("parsing 21 addresses: err = %v", err)
+	}
+}
+
+// TestAddressListReuse checks that parsing into the same message again
+// reuses its address list instead of allocating one.
+func TestAddressListReuse(t *testing.T) {
+	list := make([]netip.AddrPort, 20)
+	acc := mustAppend(t, &ConnectionRequestAccepted{ClientAddress: capClientAddr, InternalAddresses: list})
+	nic := mustAppend(t, &NewIncomingConnection{ServerAddress: capServerAddr, InternalAddresses: list})
+	var m ConnectionRequestAccepted
+	var n NewIncomingConnection
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := ParseConnectionRequestAccepted(acc, &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseNewIncomingConnection(nic, &n); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per parse into a reused message", allocs)
+	}
+	if len(m.InternalAddresses) != 20 || len(n.InternalAddresses) != 20 {
+		t.Fatalf("parsed %d and %d addresses, want 20", len(m.InternalAddresses), len(n.InternalAddresses))
 	}
 }

@@ -1,16 +1,14 @@
 package raknet
 
-import (
-	"testing"
-)
+import "testing"
 
 func TestCaptureDisconnectionNotification(t *testing.T) {
 	discs := captureOnline(t, IDDisconnectionNotification)
 	if len(discs) != 1 {
 		t.Fatalf("found %d disconnection notifications, want 1", len(discs))
 	}
-	if _, err := ParseDisconnectionNotification(discs[0]); err != nil {
-		t.Fatal(err)
-	}
-	checkBytes(t, DisconnectionNotification{}.Append(nil), discs[0], DisconnectionNotification{}.Len())
+	var d DisconnectionNotification
+	n, err := ParseDisconnectionNotification(discs[0], &d)
+	checkUsed(t, n, err, 1)
+	checkEncoding(t, &d, discs[0])
 }

@@ -58,13 +58,20 @@
 //
 // # Wire code
 //
-// Each message is a struct with an Append method that appends its encoding
-// to a byte slice, a Len method giving the encoded size, and a Parse
-// function that decodes it. Parsers are pure: they never panic, never read
-// past the input, and report malformed input with one of the sentinel
-// errors (ErrShortMessage, ErrWrongID, ErrBadMagic, ...), so a caller can
-// count drops by reason without allocating. Byte slices in parsed messages
-// (pong data, a connection request's password) alias the input.
+// Every message X, and the Address encoding, has the same three
+// functions: (*X).Append(b) ([]byte, error) appends its encoding to b,
+// failing only for a value no peer would read (pong data over
+// MaxPongDataLen, more than MaxInternalAddresses, a refusal with another
+// identifier); ParseX(b, &x) (int, error) decodes one X from the start of
+// b into x, overwriting every field, and returns the bytes it used; and
+// (*X).Len() is the encoded size. What a parse needs besides the bytes
+// (ParseOpenConnectionRequest2's CookieMode) comes right after b.
+// Parsers are pure: they never panic, never read past the input, allocate
+// nothing, and report malformed input with one of the sentinel errors
+// (ErrShortMessage, ErrWrongID, ErrBadMagic, ...), so a caller can count
+// drops by reason. Byte slices in parsed messages (pong data, a connection
+// request's password) alias the input, and internal address lists reuse
+// the storage of the message parsed into.
 //
 // Where peers disagree, the parsers accept every known variant:
 //

@@ -25,23 +25,25 @@ func ExampleParseBedrockMOTD() {
 
 func ExampleUnconnectedPing() {
 	ping := raknet.UnconnectedPing{SendTime: 10, ClientGUID: 0x000660ce784c3da5}
-	b := ping.Append(nil)
+	b, _ := ping.Append(nil) // every ping encodes
 	fmt.Printf("%d bytes: %x\n", len(b), b)
 
-	got, err := raknet.ParseUnconnectedPing(b)
-	fmt.Println(got == ping, err)
+	var got raknet.UnconnectedPing
+	n, err := raknet.ParseUnconnectedPing(b, &got)
+	fmt.Println(got == ping, n, err)
 	// Output:
 	// 33 bytes: 01000000000000000a00ffff00fefefefefdfdfdfd12345678000660ce784c3da5
-	// true <nil>
+	// true 33 <nil>
 }
 
 func ExampleParseUnconnectedPong() {
 	// Pong data from the original library is raw; from Bedrock and
 	// go-raknet it is length-prefixed. The parser reads both.
+	var got raknet.UnconnectedPong
 	for _, enc := range []raknet.PongEncoding{raknet.PongRaw, raknet.PongPrefixed} {
 		pong := raknet.UnconnectedPong{ServerGUID: 7, Data: []byte("hello"), Encoding: enc}
 		b, _ := pong.Append(nil)
-		got, _ := raknet.ParseUnconnectedPong(b)
+		raknet.ParseUnconnectedPong(b, &got)
 		fmt.Printf("%d bytes, %s: %q\n", len(b), got.Encoding, got.Data)
 	}
 	// Output:

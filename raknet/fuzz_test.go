@@ -9,33 +9,74 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// Every parser has a fuzz target. Each checks that the parser never
-// panics and, when it accepts an input, that appending the result yields
-// Len() bytes which parse back to the same value.
+// Every parser has a fuzz target. Each checks the contract every wire type
+// shares: the parser never panics, uses no more than it was given,
+// overwrites every field of what it parses into, and what it accepts
+// appends to Len() bytes that parse back, whole, to the same value.
 
-// wireMessage is the Append/Len half of a message type.
-type wireMessage interface{ Len() int }
+// wirePtr is a pointer to a wire type T.
+type wirePtr[T any] interface {
+	*T
+	appender
+}
 
-func checkRoundTrip[T wireMessage](t *testing.T, x T, enc func(T) ([]byte, error), parse func([]byte) (T, error)) {
+var wireOpts = []cmp.Option{
+	addrOpts,
+	cmp.Comparer(func(a, b Address) bool { return a == b }),
+	cmpopts.EquateEmpty(),
+}
+
+// checkParse parses b into a zero T and into dirty, a T with every field
+// set, and checks that both agree. If b parses, the value must round-trip.
+func checkParse[T any, P wirePtr[T]](t *testing.T, b []byte, dirty T, parse func([]byte, *T) (int, error)) {
 	t.Helper()
-	b, err := enc(x)
+	if x, ok := checkOverwrite(t, b, dirty, parse); ok {
+		checkRoundTrip(t, P(&x), parse)
+	}
+}
+
+// checkOverwrite is the first half of checkParse: it returns what b
+// parsed to, if it did.
+func checkOverwrite[T any](t *testing.T, b []byte, dirty T, parse func([]byte, *T) (int, error)) (T, bool) {
+	t.Helper()
+	var x T
+	n, err := parse(b, &x)
+	n2, err2 := parse(b, &dirty)
+	if n != n2 || !errors.Is(err2, err) {
+		t.Fatalf("parse into a zero value: %d, %v; into a used one: %d, %v", n, err, n2, err2)
+	}
+	if err != nil {
+		return x, false
+	}
+	if n <= 0 || n > len(b) {
+		t.Fatalf("parser used %d of %d bytes", n, len(b))
+	}
+	if diff := cmp.Diff(x, dirty, wireOpts...); diff != "" {
+		t.Fatalf("parse into a used value kept old fields (-zero +used):\n%s", diff)
+	}
+	return x, true
+}
+
+func checkRoundTrip[T any, P wirePtr[T]](t *testing.T, x P, parse func([]byte, *T) (int, error)) {
+	t.Helper()
+	b, err := x.Append(nil)
 	if err != nil {
 		t.Fatalf("append %+v: %v", x, err)
 	}
 	if len(b) != x.Len() {
 		t.Fatalf("Len() = %d, appended %d bytes", x.Len(), len(b))
 	}
-	y, err := parse(b)
+	var y T
+	n, err := parse(b, &y)
 	if err != nil {
 		t.Fatalf("parse of re-encoded %+v: %v\n%x", x, err, b)
 	}
-	if diff := cmp.Diff(x, y, addrOpts, cmpopts.EquateEmpty()); diff != "" {
+	if n != len(b) {
+		t.Fatalf("parse of re-encoded %+v used %d of %d bytes", x, n, len(b))
+	}
+	if diff := cmp.Diff(*x, y, wireOpts...); diff != "" {
 		t.Fatalf("round trip (-first +second):\n%s", diff)
 	}
-}
-
-func ok[T any](f func(*T, []byte) []byte) func(*T) ([]byte, error) {
-	return func(x *T) ([]byte, error) { return f(x, nil), nil }
 }
 
 // seedOffline adds every captured offline message plus hand-made variants
@@ -46,15 +87,13 @@ func seedOffline(f *testing.F) {
 		f.Add(b)
 	}
 	v6 := netip.MustParseAddrPort("[2001:db8::1%2]:19132")
-	pong := UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: []byte("MCPE;x;1;1;0;1;2;y;Survival;1;1;1;")}
-	b, _ := pong.Append(nil)
-	f.Add(b)
-	f.Add((&OpenConnectionReply1{HasCookie: true, Cookie: 9, MTU: 1200}).Append(nil))
-	f.Add((&OpenConnectionRequest2{HasCookie: true, Cookie: 9, ServerAddress: v6, MTU: 1200}).Append(nil))
-	f.Add((&OpenConnectionRequest2{ServerAddress: v6, MTU: 576}).Append(nil))
-	f.Add((&OpenConnectionReply2{ClientAddress: v6, MTU: 576, Encryption: true}).Append(nil))
-	f.Add((&Refusal{ID: IDAlreadyConnected, GUID: 1}).Append(nil))
-	f.Add((&IncompatibleProtocolVersion{Protocol: 11, ServerGUID: 1}).Append(nil))
+	f.Add(mustAppend(f, &UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: []byte("MCPE;x;1;1;0;1;2;y;Survival;1;1;1;")}))
+	f.Add(mustAppend(f, &OpenConnectionReply1{HasCookie: true, Cookie: 9, MTU: 1200}))
+	f.Add(mustAppend(f, &OpenConnectionRequest2{HasCookie: true, Cookie: 9, ServerAddress: v6, MTU: 1200}))
+	f.Add(mustAppend(f, &OpenConnectionRequest2{ServerAddress: v6, MTU: 576}))
+	f.Add(mustAppend(f, &OpenConnectionReply2{ClientAddress: v6, MTU: 576, Encryption: true}))
+	f.Add(mustAppend(f, &Refusal{ID: IDAlreadyConnected, GUID: 1}))
+	f.Add(mustAppend(f, &IncompatibleProtocolVersion{Protocol: 11, ServerGUID: 1}))
 }
 
 func seedOnline(f *testing.F) {
@@ -65,26 +104,30 @@ func seedOnline(f *testing.F) {
 	v6 := netip.MustParseAddrPort("[2001:db8::1]:19132")
 	list := make([]netip.AddrPort, 20)
 	list[0] = v6
-	f.Add((&ConnectionRequestAccepted{ClientAddress: v6, InternalAddresses: list}).Append(nil))
-	f.Add((&NewIncomingConnection{ServerAddress: v6, InternalAddresses: list}).Append(nil))
-	f.Add((&ConnectionRequest{ClientGUID: 1, Time: 2, Password: []byte("pw")}).Append(nil))
+	f.Add(mustAppend(f, &ConnectionRequestAccepted{ClientAddress: v6, InternalAddresses: list}))
+	f.Add(mustAppend(f, &NewIncomingConnection{ServerAddress: v6, InternalAddresses: list}))
+	f.Add(mustAppend(f, &ConnectionRequest{ClientGUID: 1, Time: 2, Password: []byte("pw")}))
 }
+
+// Values with every field set, to parse into.
+var (
+	dirtyAddr  = netip.MustParseAddrPort("[2001:db8::99%7]:9")
+	dirtyList  = []netip.AddrPort{dirtyAddr, dirtyAddr, dirtyAddr}
+	dirtyBytes = []byte("dirty")
+)
 
 func FuzzUnconnectedPing(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseUnconnectedPing(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*UnconnectedPing).Append), ptr(ParseUnconnectedPing))
-		}
+		checkParse(t, b, UnconnectedPing{OpenConnectionsOnly: true, SendTime: 1, ClientGUID: 2}, ParseUnconnectedPing)
 	})
 }
 
 func FuzzUnconnectedPong(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseUnconnectedPong(b)
-		if err != nil {
+		x, ok := checkOverwrite(t, b, UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: dirtyBytes, Encoding: PongRaw}, ParseUnconnectedPong)
+		if !ok {
 			return
 		}
 		if x.Len()-unconnectedPongHeaderLen > MaxPongDataLen {
@@ -93,27 +136,21 @@ func FuzzUnconnectedPong(f *testing.F) {
 			}
 			return
 		}
-		checkRoundTrip(t, &x, fallible((*UnconnectedPong).Append), ptr(ParseUnconnectedPong))
+		checkRoundTrip(t, &x, ParseUnconnectedPong)
 	})
 }
 
 func FuzzOpenConnectionRequest1(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseOpenConnectionRequest1(b)
-		if err == nil {
-			checkRoundTrip(t, &x, fallible((*OpenConnectionRequest1).Append), ptr(ParseOpenConnectionRequest1))
-		}
+		checkParse(t, b, OpenConnectionRequest1{Protocol: 1, MTU: 2}, ParseOpenConnectionRequest1)
 	})
 }
 
 func FuzzOpenConnectionReply1(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseOpenConnectionReply1(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*OpenConnectionReply1).Append), ptr(ParseOpenConnectionReply1))
-		}
+		checkParse(t, b, OpenConnectionReply1{ServerGUID: 1, HasCookie: true, Cookie: 2, MTU: 3}, ParseOpenConnectionReply1)
 	})
 }
 
@@ -121,15 +158,11 @@ func FuzzOpenConnectionRequest2(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, mode := range []CookieMode{CookieDetect, CookieAbsent, CookiePresent} {
-			x, err := ParseOpenConnectionRequest2(b, mode)
-			if err != nil {
-				continue
+			parse := func(b []byte, r *OpenConnectionRequest2) (int, error) {
+				return ParseOpenConnectionRequest2(b, mode, r)
 			}
-			parse := func(b []byte) (*OpenConnectionRequest2, error) {
-				y, err := ParseOpenConnectionRequest2(b, mode)
-				return &y, err
-			}
-			checkRoundTrip(t, &x, ok((*OpenConnectionRequest2).Append), parse)
+			dirty := OpenConnectionRequest2{HasCookie: true, Cookie: 1, ServerAddress: dirtyAddr, MTU: 2, ClientGUID: 3}
+			checkParse(t, b, dirty, parse)
 		}
 	})
 }
@@ -137,30 +170,21 @@ func FuzzOpenConnectionRequest2(f *testing.F) {
 func FuzzOpenConnectionReply2(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseOpenConnectionReply2(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*OpenConnectionReply2).Append), ptr(ParseOpenConnectionReply2))
-		}
+		checkParse(t, b, OpenConnectionReply2{ServerGUID: 1, ClientAddress: dirtyAddr, MTU: 2, Encryption: true}, ParseOpenConnectionReply2)
 	})
 }
 
 func FuzzRefusal(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseRefusal(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*Refusal).Append), ptr(ParseRefusal))
-		}
+		checkParse(t, b, Refusal{ID: 0xff, GUID: 1}, ParseRefusal)
 	})
 }
 
 func FuzzIncompatibleProtocolVersion(f *testing.F) {
 	seedOffline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseIncompatibleProtocolVersion(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*IncompatibleProtocolVersion).Append), ptr(ParseIncompatibleProtocolVersion))
-		}
+		checkParse(t, b, IncompatibleProtocolVersion{Protocol: 1, ServerGUID: 2}, ParseIncompatibleProtocolVersion)
 	})
 }
 
@@ -169,66 +193,41 @@ func FuzzAddress(f *testing.F) {
 	f.Add(mustHex("060a004abc0000000020010db800000000000000000000000100000000"))
 	f.Add(mustHex("0617004abc00000000fe80000000000000000000000000000100000003"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, n, err := ParseAddress(b)
-		if err != nil {
-			return
-		}
-		if n > len(b) || n != AddressLen(a) {
-			t.Fatalf("used %d of %d bytes, AddressLen %d", n, len(b), AddressLen(a))
-		}
-		enc := AppendAddress(nil, a)
-		if len(enc) != n {
-			t.Fatalf("re-encoded %d bytes, parsed %d", len(enc), n)
-		}
-		a2, _, err := ParseAddress(enc)
-		if err != nil || a2 != a {
-			t.Fatalf("round trip %v -> %v, %v", a, a2, err)
-		}
+		checkParse(t, b, Address(dirtyAddr), ParseAddress)
 	})
 }
 
 func FuzzConnectionRequest(f *testing.F) {
 	seedOnline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseConnectionRequest(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*ConnectionRequest).Append), ptr(ParseConnectionRequest))
-		}
+		checkParse(t, b, ConnectionRequest{ClientGUID: 1, Time: 2, Password: dirtyBytes}, ParseConnectionRequest)
 	})
 }
 
 func FuzzConnectionRequestAccepted(f *testing.F) {
 	seedOnline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseConnectionRequestAccepted(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*ConnectionRequestAccepted).Append), ptr(ParseConnectionRequestAccepted))
-		}
+		dirty := ConnectionRequestAccepted{ClientAddress: dirtyAddr, SystemIndex: 1,
+			InternalAddresses: append([]netip.AddrPort(nil), dirtyList...), RequestTime: 2, ReplyTime: 3}
+		checkParse(t, b, dirty, ParseConnectionRequestAccepted)
 	})
 }
 
 func FuzzNewIncomingConnection(f *testing.F) {
 	seedOnline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := ParseNewIncomingConnection(b)
-		if err == nil {
-			checkRoundTrip(t, &x, ok((*NewIncomingConnection).Append), ptr(ParseNewIncomingConnection))
-		}
+		dirty := NewIncomingConnection{ServerAddress: dirtyAddr,
+			InternalAddresses: append([]netip.AddrPort(nil), dirtyList...), PingTime: 1, PongTime: 2}
+		checkParse(t, b, dirty, ParseNewIncomingConnection)
 	})
 }
 
 func FuzzConnectedPingPong(f *testing.F) {
 	seedOnline(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if x, err := ParseConnectedPing(b); err == nil {
-			checkRoundTrip(t, &x, ok((*ConnectedPing).Append), ptr(ParseConnectedPing))
-		}
-		if x, err := ParseConnectedPong(b); err == nil {
-			checkRoundTrip(t, &x, ok((*ConnectedPong).Append), ptr(ParseConnectedPong))
-		}
-		if x, err := ParseDisconnectionNotification(b); err == nil {
-			checkRoundTrip(t, &x, ok((*DisconnectionNotification).Append), ptr(ParseDisconnectionNotification))
-		}
+		checkParse(t, b, ConnectedPing{Time: 1}, ParseConnectedPing)
+		checkParse(t, b, ConnectedPong{PingTime: 1, PongTime: 2}, ParseConnectedPong)
+		checkParse(t, b, DisconnectionNotification{}, ParseDisconnectionNotification)
 	})
 }
 
@@ -251,17 +250,4 @@ func FuzzBedrockMOTD(f *testing.F) {
 			t.Fatalf("round trip %+v -> %+v, %v", m, m2, err)
 		}
 	})
-}
-
-func fallible[T any](f func(*T, []byte) ([]byte, error)) func(*T) ([]byte, error) {
-	return func(x *T) ([]byte, error) { return f(x, nil) }
-}
-
-// ptr adapts a parser returning a value to one returning a pointer, so
-// that checkRoundTrip can call pointer-receiver methods.
-func ptr[T any](parse func([]byte) (T, error)) func([]byte) (*T, error) {
-	return func(b []byte) (*T, error) {
-		x, err := parse(b)
-		return &x, err
-	}
 }

@@ -109,7 +109,7 @@ func (h *clientHandshake) poll(now time.Time, b []byte) ([]byte, time.Time) {
 			MTU:           h.mtu,
 			ClientGUID:    h.guid,
 		}
-		b = r.Append(b)
+		b, _ = r.Append(b) // every request 2 encodes
 	}
 	h.sent++
 	h.next = now.Add(h.interval)
@@ -130,8 +130,8 @@ func (h *clientHandshake) receive(b []byte, now time.Time) bool {
 	}
 	switch id := b[0]; {
 	case id == IDOpenConnectionReply1 && h.phase == phaseRequest1:
-		r, err := ParseOpenConnectionReply1(b)
-		if err != nil {
+		var r OpenConnectionReply1
+		if _, err := ParseOpenConnectionReply1(b, &r); err != nil {
 			if err == ErrSecurityUnsupported {
 				h.fail(ErrProtocolViolation)
 				return true
@@ -149,8 +149,8 @@ func (h *clientHandshake) receive(b []byte, now time.Time) bool {
 		h.phase, h.sent, h.next = phaseRequest2, 0, time.Time{}
 		return true
 	case id == IDOpenConnectionReply2 && h.phase == phaseRequest2:
-		r, err := ParseOpenConnectionReply2(b)
-		if err != nil {
+		var r OpenConnectionReply2
+		if _, err := ParseOpenConnectionReply2(b, &r); err != nil {
 			return false
 		}
 		if r.Encryption {
@@ -161,15 +161,15 @@ func (h *clientHandshake) receive(b []byte, now time.Time) bool {
 		h.phase = phaseDone
 		return true
 	case id == IDIncompatibleProtocolVersion:
-		m, err := ParseIncompatibleProtocolVersion(b)
-		if err != nil {
+		var m IncompatibleProtocolVersion
+		if _, err := ParseIncompatibleProtocolVersion(b, &m); err != nil {
 			return false
 		}
 		h.fail(&IncompatibleProtocolError{Offered: h.protocol, Server: m.Protocol, ServerGUID: m.ServerGUID})
 		return true
 	case IsRefusalID(id):
-		r, err := ParseRefusal(b)
-		if err != nil && len(b) != 1 {
+		var r Refusal
+		if _, err := ParseRefusal(b, &r); err != nil && len(b) != 1 {
 			return false
 		}
 		// Some servers send the bare identifier.

@@ -10,16 +10,10 @@ import (
 // it was sent (no amplification; pongs, answered by AnswerPing, are
 // bounded separately by MaxPongDataLen).
 func FuzzServerOffline(f *testing.F) {
-	r1 := OpenConnectionRequest1{Protocol: 11, MTU: 1492}
-	b1, _ := r1.Append(nil)
-	f.Add(b1)
-	r1s := OpenConnectionRequest1{Protocol: 6, MTU: 576}
-	b1s, _ := r1s.Append(nil)
-	f.Add(b1s)
-	r2 := OpenConnectionRequest2{HasCookie: true, Cookie: 7, ServerAddress: hsServer, MTU: 1400, ClientGUID: 1}
-	f.Add(r2.Append(nil))
-	r2n := OpenConnectionRequest2{ServerAddress: hsServer, MTU: 1400, ClientGUID: 1}
-	f.Add(r2n.Append(nil))
+	f.Add(mustAppend(f, &OpenConnectionRequest1{Protocol: 11, MTU: 1492}))
+	f.Add(mustAppend(f, &OpenConnectionRequest1{Protocol: 6, MTU: 576}))
+	f.Add(mustAppend(f, &OpenConnectionRequest2{HasCookie: true, Cookie: 7, ServerAddress: hsServer, MTU: 1400, ClientGUID: 1}))
+	f.Add(mustAppend(f, &OpenConnectionRequest2{ServerAddress: hsServer, MTU: 1400, ClientGUID: 1}))
 	f.Add([]byte{IDOpenConnectionRequest1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, cookies := range []bool{true, false} {

@@ -107,8 +107,8 @@ func (s *serverHandshake) cookieProtocol(c uint32, from netip.AddrPort) (uint8, 
 // larger than the request: probes below the engine's minimum MTU, which
 // would be shorter than the reply, are dropped.
 func (s *serverHandshake) handleRequest1(dst, b []byte, from netip.AddrPort, now time.Time) ([]byte, dropReason) {
-	r, err := ParseOpenConnectionRequest1(b)
-	if err != nil {
+	var r OpenConnectionRequest1
+	if _, err := ParseOpenConnectionRequest1(b, &r); err != nil {
 		return dst, dropMalformed
 	}
 	if int(r.MTU) < reliability.MinMTU {
@@ -116,7 +116,8 @@ func (s *serverHandshake) handleRequest1(dst, b []byte, from netip.AddrPort, now
 	}
 	if !s.accepts(r.Protocol) {
 		m := IncompatibleProtocolVersion{Protocol: s.protocols[len(s.protocols)-1], ServerGUID: s.guid}
-		return m.Append(dst), dropBadProtocol
+		dst, _ = m.Append(dst) // every such message encodes
+		return dst, dropBadProtocol
 	}
 	s.rotate(now)
 	reply := OpenConnectionReply1{ServerGUID: s.guid, MTU: min(r.MTU, s.maxMTU)}
@@ -129,7 +130,8 @@ func (s *serverHandshake) handleRequest1(dst, b []byte, from netip.AddrPort, now
 		}
 		s.offered[from] = r.Protocol
 	}
-	return reply.Append(dst), dropNone
+	dst, _ = reply.Append(dst) // every reply 1 encodes
+	return dst, dropNone
 }
 
 // parseRequest2 validates an open connection request 2: layout, cookie
@@ -140,8 +142,8 @@ func (s *serverHandshake) parseRequest2(b []byte, from netip.AddrPort, now time.
 	if s.cookies {
 		mode = CookiePresent
 	}
-	r, err := ParseOpenConnectionRequest2(b, mode)
-	if err != nil {
+	var r OpenConnectionRequest2
+	if _, err := ParseOpenConnectionRequest2(b, mode, &r); err != nil {
 		if err == ErrSecurityUnsupported {
 			return r, 0, dropUnsupported
 		}
@@ -168,11 +170,13 @@ func (s *serverHandshake) parseRequest2(b []byte, from netip.AddrPort, now time.
 // reply2 is the server's acceptance of request 2.
 func (s *serverHandshake) reply2(dst []byte, from netip.AddrPort, mtu uint16) []byte {
 	r := OpenConnectionReply2{ServerGUID: s.guid, ClientAddress: from, MTU: mtu}
-	return r.Append(dst)
+	dst, _ = r.Append(dst) // every reply 2 encodes
+	return dst
 }
 
-// refusal appends a refusal with identifier id.
+// refusal appends a refusal with identifier id, one IsRefusalID accepts.
 func (s *serverHandshake) refusal(dst []byte, id byte) []byte {
 	r := Refusal{ID: id, GUID: s.guid}
-	return r.Append(dst)
+	dst, _ = r.Append(dst)
+	return dst
 }

@@ -27,9 +27,9 @@ func TestClientHandshakeProbeSchedule(t *testing.T) {
 		if len(b) == 0 {
 			t.Fatalf("poll %d sent nothing", i)
 		}
-		r, err := ParseOpenConnectionRequest1(b)
-		if err != nil || r.Protocol != ProtocolBedrock {
-			t.Fatalf("probe %d: %+v, %v", i, r, err)
+		var r OpenConnectionRequest1
+		if _, err := ParseOpenConnectionRequest1(b, &r); err != nil || r.Protocol != ProtocolBedrock {
+			t.Fatalf("probe %d: %+v", i, r)
 		}
 		sizes = append(sizes, int(r.MTU))
 		if got, _ := h.poll(now.Add(499*time.Millisecond), nil); len(got) != 0 {
@@ -104,16 +104,15 @@ func TestHandshakeCookieRoundTrip(t *testing.T) {
 func TestServerHandshakeCookies(t *testing.T) {
 	s := newServerHandshake(1, []uint8{11}, MaxMTU, true, 30*time.Second)
 	now := hsEpoch
-	req1 := OpenConnectionRequest1{Protocol: 11, MTU: 1200}
-	b, _ := req1.Append(nil)
+	b := mustAppend(t, &OpenConnectionRequest1{Protocol: 11, MTU: 1200})
 	rep, _ := s.handleRequest1(nil, b, hsClient, now)
-	r1, err := ParseOpenConnectionReply1(rep)
-	if err != nil || !r1.HasCookie {
+	var r1 OpenConnectionReply1
+	if _, err := ParseOpenConnectionReply1(rep, &r1); err != nil || !r1.HasCookie {
 		t.Fatal(r1, err)
 	}
 	req2 := func(cookie uint32, from netip.AddrPort, at time.Time) dropReason {
 		r := OpenConnectionRequest2{HasCookie: true, Cookie: cookie, ServerAddress: hsServer, MTU: 1200, ClientGUID: 9}
-		_, _, reason := s.parseRequest2(r.Append(nil), from, at)
+		_, _, reason := s.parseRequest2(mustAppend(t, &r), from, at)
 		return reason
 	}
 	if got := req2(r1.Cookie, hsClient, now); got != dropNone {
@@ -135,7 +134,7 @@ func TestServerHandshakeCookies(t *testing.T) {
 	}
 	// Without a cookie the request has the wrong layout.
 	r := OpenConnectionRequest2{ServerAddress: hsServer, MTU: 1200, ClientGUID: 9}
-	if _, _, reason := s.parseRequest2(r.Append(nil), hsClient, now); reason == dropNone {
+	if _, _, reason := s.parseRequest2(mustAppend(t, &r), hsClient, now); reason == dropNone {
 		t.Error("request 2 without cookie accepted")
 	}
 }
@@ -143,17 +142,18 @@ func TestServerHandshakeCookies(t *testing.T) {
 func TestServerHandshakeRequest1(t *testing.T) {
 	s := newServerHandshake(1, []uint8{6, 11}, 1400, false, time.Minute)
 	probe := func(protocol uint8, mtu uint16) ([]byte, dropReason) {
-		r := OpenConnectionRequest1{Protocol: protocol, MTU: mtu}
-		b, _ := r.Append(nil)
+		b := mustAppend(t, &OpenConnectionRequest1{Protocol: protocol, MTU: mtu})
 		return s.handleRequest1(nil, b, hsClient, hsEpoch)
 	}
 	out, reason := probe(10, 576)
-	ip, err := ParseIncompatibleProtocolVersion(out)
+	var ip IncompatibleProtocolVersion
+	_, err := ParseIncompatibleProtocolVersion(out, &ip)
 	if reason != dropBadProtocol || err != nil || ip.Protocol != 11 || ip.ServerGUID != 1 {
 		t.Errorf("unaccepted protocol: %v %+v %v", reason, ip, err)
 	}
 	out, reason = probe(6, 1492)
-	r1, err := ParseOpenConnectionReply1(out)
+	var r1 OpenConnectionReply1
+	_, err = ParseOpenConnectionReply1(out, &r1)
 	if reason != dropNone || err != nil || r1.MTU != 1400 || r1.HasCookie {
 		t.Errorf("probe 1492: %v %+v %v", reason, r1, err)
 	}
@@ -172,11 +172,11 @@ func TestClientHandshakeRefusals(t *testing.T) {
 		msg  []byte
 		want error
 	}{
-		{"incompatible", func() []byte { m := IncompatibleProtocolVersion{Protocol: 6, ServerGUID: 3}; return m.Append(nil) }(), ErrIncompatibleProtocol},
-		{"already", func() []byte { m := Refusal{ID: IDAlreadyConnected, GUID: 3}; return m.Append(nil) }(), ErrAlreadyConnected},
-		{"full", func() []byte { m := Refusal{ID: IDNoFreeIncomingConnections, GUID: 3}; return m.Append(nil) }(), ErrNoFreeIncomingConnections},
+		{"incompatible", mustAppend(t, &IncompatibleProtocolVersion{Protocol: 6, ServerGUID: 3}), ErrIncompatibleProtocol},
+		{"already", mustAppend(t, &Refusal{ID: IDAlreadyConnected, GUID: 3}), ErrAlreadyConnected},
+		{"full", mustAppend(t, &Refusal{ID: IDNoFreeIncomingConnections, GUID: 3}), ErrNoFreeIncomingConnections},
 		{"failed-bare", []byte{IDConnectionAttemptFailed}, ErrConnectionAttemptFailed},
-		{"banned", func() []byte { m := Refusal{ID: IDConnectionBanned}; return m.Append(nil) }(), ErrConnectionBanned},
+		{"banned", mustAppend(t, &Refusal{ID: IDConnectionBanned}), ErrConnectionBanned},
 	} {
 		h := newClientHandshake(hsServer, 1, 11, MaxMTU, 12, time.Second)
 		h.poll(hsEpoch, nil)
@@ -187,10 +187,9 @@ func TestClientHandshakeRefusals(t *testing.T) {
 	// A reply 2 asking for libcat encryption ends the attempt.
 	h := newClientHandshake(hsServer, 1, 11, MaxMTU, 12, time.Second)
 	h.poll(hsEpoch, nil)
-	r1 := OpenConnectionReply1{ServerGUID: 3, MTU: 1492}
-	h.receive(r1.Append(nil), hsEpoch)
+	h.receive(mustAppend(t, &OpenConnectionReply1{ServerGUID: 3, MTU: 1492}), hsEpoch)
 	r2 := OpenConnectionReply2{ServerGUID: 3, ClientAddress: hsClient, MTU: 1492, Encryption: true}
-	if h.receive(r2.Append(nil), hsEpoch); !errors.Is(h.err, ErrProtocolViolation) {
+	if h.receive(mustAppend(t, &r2), hsEpoch); !errors.Is(h.err, ErrProtocolViolation) {
 		t.Errorf("encryption: %v", h.err)
 	}
 	// Noise does not disturb the handshake.

@@ -60,7 +60,8 @@ func attacker(t *testing.T, n *simnet.Network, addr netip.AddrPort) (send func([
 
 func pingBytes(guid uint64) []byte {
 	p := UnconnectedPing{SendTime: 1, ClientGUID: guid}
-	return p.Append(nil)
+	b, _ := p.Append(nil) // every ping encodes
+	return b
 }
 
 func TestListenerRateLimitsPings(t *testing.T) {
@@ -138,7 +139,7 @@ func TestListenerSpoofedRequest2(t *testing.T) {
 		send, replies := attacker(t, n, netip.MustParseAddrPort("10.9.0.4:4000"))
 		for i := range 15 {
 			r := OpenConnectionRequest2{HasCookie: true, Cookie: uint32(i), ServerAddress: simServer, MTU: 1400, ClientGUID: uint64(i)}
-			send(r.Append(nil))
+			send(mustAppend(t, &r))
 		}
 		if got := len(replies()); got != 0 {
 			t.Fatalf("%d answers to forged request 2", got)
@@ -163,7 +164,7 @@ func TestListenerPendingBound(t *testing.T) {
 		for i := range 6 {
 			send, replies := attacker(t, n, netip.AddrPortFrom(netip.MustParseAddr("10.9.1.1"), uint16(5000+i)))
 			r := OpenConnectionRequest2{ServerAddress: simServer, MTU: 1400, ClientGUID: uint64(100 + i)}
-			send(r.Append(nil))
+			send(mustAppend(t, &r))
 			for _, b := range replies() {
 				if b[0] == IDNoFreeIncomingConnections {
 					refusals++
@@ -187,14 +188,14 @@ func TestListenerOpenConnectionsOnlyPing(t *testing.T) {
 		n, l := hostileSetup(t, ListenConfig{DisableCookies: true, MaxConnections: 1})
 		send, replies := attacker(t, n, netip.MustParseAddrPort("10.9.2.1:4000"))
 		openOnly := UnconnectedPing{OpenConnectionsOnly: true, SendTime: 1}
-		send(openOnly.Append(nil))
+		send(mustAppend(t, &openOnly))
 		if got := len(replies()); got != 1 {
 			t.Fatalf("%d answers to 0x02 while accepting", got)
 		}
 		r := OpenConnectionRequest2{ServerAddress: simServer, MTU: 1400, ClientGUID: 1}
-		send(r.Append(nil))
+		send(mustAppend(t, &r))
 		replies()
-		send(openOnly.Append(nil))
+		send(mustAppend(t, &openOnly))
 		if got := len(replies()); got != 0 {
 			t.Fatalf("full server answered 0x02 (%d)", got)
 		}

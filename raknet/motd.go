@@ -12,6 +12,12 @@ import (
 //
 // Servers differ in how many trailing fields they send; missing fields
 // parse as zero values and fields after the twelfth are ignored.
+//
+// It is text inside a message (UnconnectedPong.Data), not a message, so it
+// follows the standard library's text interfaces (encoding.TextAppender,
+// TextMarshaler, TextUnmarshaler) rather than the Append, Parse and Len of
+// the wire types: its fields are strings, which no parse can fill without
+// allocating.
 type BedrockMOTD struct {
 	// Edition is "MCPE", or "MCEE" for Education Edition. Empty means
 	// "MCPE" when formatting.

@@ -89,7 +89,8 @@ func newOnline(cfg onlineConfig, now time.Time) (*online, error) {
 	core.SetProtocol(o)
 	if cfg.client {
 		req := ConnectionRequest{ClientGUID: cfg.guid, Time: now.UnixMilli()}
-		o.send(req.Append(o.scratch[:0]), reliability.Reliable, now)
+		b, _ := req.Append(o.scratch[:0]) // every request encodes
+		o.send(b, reliability.Reliable, now)
 	}
 	return o, nil
 }
@@ -149,12 +150,15 @@ func (o *online) Intercept(m reliability.Message, now time.Time) bool {
 	p := m.Payload
 	switch {
 	case len(p) == connectedPingLen && p[0] == IDConnectedPing:
-		ping, _ := ParseConnectedPing(p)
+		var ping ConnectedPing
+		ParseConnectedPing(p, &ping) // the length and identifier are checked
 		pong := ConnectedPong{PingTime: ping.Time, PongTime: now.UnixMilli()}
-		o.send(pong.Append(o.scratch[:0]), reliability.Unreliable, now)
+		b, _ := pong.Append(o.scratch[:0]) // every pong encodes
+		o.send(b, reliability.Unreliable, now)
 		return true
 	case len(p) == connectedPongLen && p[0] == IDConnectedPong:
-		pong, _ := ParseConnectedPong(p)
+		var pong ConnectedPong
+		ParseConnectedPong(p, &pong) // the length and identifier are checked
 		if rtt := now.Sub(time.UnixMilli(pong.PingTime)); rtt >= 0 && rtt < time.Minute {
 			o.core.SetPingRTT(rtt)
 		}
@@ -184,8 +188,8 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 	}
 	switch {
 	case !o.cfg.client && p[0] == IDConnectionRequest:
-		req, err := ParseConnectionRequest(p)
-		if err != nil {
+		var req ConnectionRequest
+		if _, err := ParseConnectionRequest(p, &req); err != nil {
 			return true
 		}
 		acc := ConnectionRequestAccepted{
@@ -194,12 +198,13 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 			RequestTime:       req.Time,
 			ReplyTime:         now.UnixMilli(),
 		}
-		o.send(acc.Append(o.scratch[:0]), reliability.Reliable, now)
+		b, _ := acc.Append(o.scratch[:0]) // internalAddresses fits
+		o.send(b, reliability.Reliable, now)
 		o.gotRequest = true
 		return true
 	case !o.cfg.client && p[0] == IDNewIncomingConnection && o.gotRequest:
-		nic, err := ParseNewIncomingConnection(p)
-		if err != nil {
+		var nic NewIncomingConnection
+		if _, err := ParseNewIncomingConnection(p, &nic); err != nil {
 			return true
 		}
 		if rtt := now.Sub(time.UnixMilli(nic.PingTime)); rtt >= 0 && rtt < time.Minute {
@@ -208,8 +213,8 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 		o.up(now)
 		return true
 	case o.cfg.client && p[0] == IDConnectionRequestAccepted:
-		acc, err := ParseConnectionRequestAccepted(p)
-		if err != nil {
+		var acc ConnectionRequestAccepted
+		if _, err := ParseConnectionRequestAccepted(p, &acc); err != nil {
 			return true
 		}
 		if rtt := now.Sub(time.UnixMilli(acc.RequestTime)); rtt >= 0 && rtt < time.Minute {
@@ -221,7 +226,8 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 			PingTime:          acc.ReplyTime,
 			PongTime:          now.UnixMilli(),
 		}
-		o.send(nic.Append(o.scratch[:0]), reliability.Reliable, now)
+		b, _ := nic.Append(o.scratch[:0]) // internalAddresses fits
+		o.send(b, reliability.Reliable, now)
 		o.up(now)
 		o.ping(now)
 		return true
@@ -236,7 +242,8 @@ func (o *online) up(now time.Time) {
 
 func (o *online) ping(now time.Time) {
 	p := ConnectedPing{Time: now.UnixMilli()}
-	o.send(p.Append(o.scratch[:0]), reliability.Unreliable, now)
+	b, _ := p.Append(o.scratch[:0]) // every ping encodes
+	o.send(b, reliability.Unreliable, now)
 	o.nextPing = now.Add(o.cfg.pingInterval)
 	st := o.core.Engine().Stats()
 	o.lossMark = [2]uint64{o.lossMark[1], lossSigns(&st)}

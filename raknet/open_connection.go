@@ -40,17 +40,18 @@ func (r *OpenConnectionRequest1) Append(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// ParseOpenConnectionRequest1 decodes a request 1. The MTU comes from the
-// datagram's length; like the original library, the parser does not
-// inspect the padding.
-func ParseOpenConnectionRequest1(b []byte) (OpenConnectionRequest1, error) {
+// ParseOpenConnectionRequest1 decodes a request 1 into r. The padding is
+// part of the message, so it uses all of b: the MTU is the datagram's
+// length. Like the original library, it does not inspect the padding.
+func ParseOpenConnectionRequest1(b []byte, r *OpenConnectionRequest1) (int, error) {
 	if err := checkHeader(b, IDOpenConnectionRequest1, 1, openConnectionRequest1MinLen); err != nil {
-		return OpenConnectionRequest1{}, err
+		return 0, err
 	}
 	if len(b)+UDPHeaderSize > 0xffff {
-		return OpenConnectionRequest1{}, ErrBadMTU
+		return 0, ErrBadMTU
 	}
-	return OpenConnectionRequest1{Protocol: b[17], MTU: uint16(len(b) + UDPHeaderSize)}, nil
+	*r = OpenConnectionRequest1{Protocol: b[17], MTU: uint16(len(b) + UDPHeaderSize)}
+	return len(b), nil
 }
 
 // OpenConnectionReply1 answers request 1. Layout: id, magic, u64 BE server
@@ -81,8 +82,9 @@ func (r *OpenConnectionReply1) Len() int {
 	return openConnectionReply1Len
 }
 
-// Append appends the encoded reply to b.
-func (r *OpenConnectionReply1) Append(b []byte) []byte {
+// Append appends the encoded reply to b. Every reply encodes; the error is
+// always nil.
+func (r *OpenConnectionReply1) Append(b []byte) ([]byte, error) {
 	b = append(b, IDOpenConnectionReply1)
 	b = append(b, offlineMagic[:]...)
 	b = appendU64(b, r.ServerGUID)
@@ -92,29 +94,35 @@ func (r *OpenConnectionReply1) Append(b []byte) []byte {
 	} else {
 		b = append(b, 0)
 	}
-	return appendU16(b, r.MTU)
+	return appendU16(b, r.MTU), nil
 }
 
-// ParseOpenConnectionReply1 decodes a reply 1. A reply that carries a
-// libcat public key yields ErrSecurityUnsupported.
-func ParseOpenConnectionReply1(b []byte) (OpenConnectionReply1, error) {
+// ParseOpenConnectionReply1 decodes a reply 1 into r. A reply that
+// carries a libcat public key yields ErrSecurityUnsupported.
+func ParseOpenConnectionReply1(b []byte, r *OpenConnectionReply1) (int, error) {
 	if err := checkHeader(b, IDOpenConnectionReply1, 1, openConnectionReply1Len); err != nil {
-		return OpenConnectionReply1{}, err
+		return 0, err
 	}
-	r := OpenConnectionReply1{ServerGUID: binary.BigEndian.Uint64(b[17:]), HasCookie: b[25] != 0}
+	hasCookie := b[25] != 0
+	var cookie uint32
 	off := 26
-	if r.HasCookie {
+	if hasCookie {
 		if len(b) >= openConnectionReply1Len+4+libcatPublicKeyLen {
-			return OpenConnectionReply1{}, ErrSecurityUnsupported
+			return 0, ErrSecurityUnsupported
 		}
 		if len(b) < openConnectionReply1Len+4 {
-			return OpenConnectionReply1{}, ErrShortMessage
+			return 0, ErrShortMessage
 		}
-		r.Cookie = binary.BigEndian.Uint32(b[off:])
+		cookie = binary.BigEndian.Uint32(b[off:])
 		off += 4
 	}
-	r.MTU = binary.BigEndian.Uint16(b[off:])
-	return r, nil
+	*r = OpenConnectionReply1{
+		ServerGUID: binary.BigEndian.Uint64(b[17:]),
+		HasCookie:  hasCookie,
+		Cookie:     cookie,
+		MTU:        binary.BigEndian.Uint16(b[off:]),
+	}
+	return off + 2, nil
 }
 
 // CookieMode tells ParseOpenConnectionRequest2 whether a cookie precedes
@@ -146,7 +154,7 @@ type OpenConnectionRequest2 struct {
 
 // Len is the encoded size of r.
 func (r *OpenConnectionRequest2) Len() int {
-	n := 1 + 16 + AddressLen(r.ServerAddress) + 2 + 8
+	n := 1 + 16 + addressLen(r.ServerAddress) + 2 + 8
 	if r.HasCookie {
 		n += 5
 	}
@@ -155,69 +163,74 @@ func (r *OpenConnectionRequest2) Len() int {
 
 // Append appends the encoded request to b. With a cookie it writes a zero
 // challenge flag, as the original library does when it has no libcat
-// challenge to send.
-func (r *OpenConnectionRequest2) Append(b []byte) []byte {
+// challenge to send. Every request encodes; the error is always nil.
+func (r *OpenConnectionRequest2) Append(b []byte) ([]byte, error) {
 	b = append(b, IDOpenConnectionRequest2)
 	b = append(b, offlineMagic[:]...)
 	if r.HasCookie {
 		b = appendU32(b, r.Cookie)
 		b = append(b, 0)
 	}
-	b = AppendAddress(b, r.ServerAddress)
+	b = appendAddress(b, r.ServerAddress)
 	b = appendU16(b, r.MTU)
-	return appendU64(b, r.ClientGUID)
+	return appendU64(b, r.ClientGUID), nil
 }
 
-// ParseOpenConnectionRequest2 decodes a request 2. A non-zero challenge
-// flag (a libcat handshake challenge follows) yields
-// ErrSecurityUnsupported.
-func ParseOpenConnectionRequest2(b []byte, mode CookieMode) (OpenConnectionRequest2, error) {
+// ParseOpenConnectionRequest2 decodes a request 2 into r; mode says
+// whether a cookie precedes the server address. A non-zero challenge flag
+// (a libcat handshake challenge follows) yields ErrSecurityUnsupported.
+func ParseOpenConnectionRequest2(b []byte, mode CookieMode, r *OpenConnectionRequest2) (int, error) {
 	const fixed = 1 + 16 + 2 + 8
 	if err := checkHeader(b, IDOpenConnectionRequest2, 1, 1+16); err != nil {
-		return OpenConnectionRequest2{}, err
+		return 0, err
 	}
-	var r OpenConnectionRequest2
+	var hasCookie bool
 	switch mode {
 	case CookieAbsent:
 	case CookiePresent:
-		r.HasCookie = true
+		hasCookie = true
 	case CookieDetect:
 		switch len(b) {
 		case fixed + addressLen4, fixed + addressLen6:
 		case fixed + 5 + addressLen4, fixed + 5 + addressLen6:
-			r.HasCookie = true
+			hasCookie = true
 		default:
-			return OpenConnectionRequest2{}, ErrBadLength
+			return 0, ErrBadLength
 		}
 	default:
-		return OpenConnectionRequest2{}, ErrBadLength
+		return 0, ErrBadLength
 	}
+	var cookie uint32
 	off := 17
-	if r.HasCookie {
+	if hasCookie {
 		if len(b) < off+5 {
-			return OpenConnectionRequest2{}, ErrShortMessage
+			return 0, ErrShortMessage
 		}
-		r.Cookie = binary.BigEndian.Uint32(b[off:])
+		cookie = binary.BigEndian.Uint32(b[off:])
 		if b[off+4] != 0 {
-			return OpenConnectionRequest2{}, ErrSecurityUnsupported
+			return 0, ErrSecurityUnsupported
 		}
 		off += 5
 	}
-	addr, n, err := ParseAddress(b[off:])
+	addr, n, err := parseAddress(b[off:])
 	if err != nil {
-		return OpenConnectionRequest2{}, err
+		return 0, err
 	}
 	off += n
 	if len(b) < off+10 {
-		return OpenConnectionRequest2{}, ErrShortMessage
+		return 0, ErrShortMessage
 	}
 	if mode == CookieDetect && len(b) != off+10 {
-		return OpenConnectionRequest2{}, ErrBadLength
+		return 0, ErrBadLength
 	}
-	r.ServerAddress = addr
-	r.MTU = binary.BigEndian.Uint16(b[off:])
-	r.ClientGUID = binary.BigEndian.Uint64(b[off+2:])
-	return r, nil
+	*r = OpenConnectionRequest2{
+		HasCookie:     hasCookie,
+		Cookie:        cookie,
+		ServerAddress: addr,
+		MTU:           binary.BigEndian.Uint16(b[off:]),
+		ClientGUID:    binary.BigEndian.Uint64(b[off+2:]),
+	}
+	return off + 10, nil
 }
 
 // OpenConnectionReply2 accepts the connection. Layout: id, magic, u64 BE
@@ -233,42 +246,44 @@ type OpenConnectionReply2 struct {
 
 // Len is the encoded size of r.
 func (r *OpenConnectionReply2) Len() int {
-	return 1 + 16 + 8 + AddressLen(r.ClientAddress) + 2 + 1
+	return 1 + 16 + 8 + addressLen(r.ClientAddress) + 2 + 1
 }
 
 // Append appends the encoded reply to b. The original library writes the
 // encryption flag as a single bit padded to a byte, so true is 0x80; every
-// known reader takes any non-zero byte as true.
-func (r *OpenConnectionReply2) Append(b []byte) []byte {
+// known reader takes any non-zero byte as true. Every reply encodes; the
+// error is always nil.
+func (r *OpenConnectionReply2) Append(b []byte) ([]byte, error) {
 	b = append(b, IDOpenConnectionReply2)
 	b = append(b, offlineMagic[:]...)
 	b = appendU64(b, r.ServerGUID)
-	b = AppendAddress(b, r.ClientAddress)
+	b = appendAddress(b, r.ClientAddress)
 	b = appendU16(b, r.MTU)
 	if r.Encryption {
-		return append(b, 0x80)
+		return append(b, 0x80), nil
 	}
-	return append(b, 0)
+	return append(b, 0), nil
 }
 
-// ParseOpenConnectionReply2 decodes a reply 2. Bytes after the encryption
-// flag (a libcat answer) are ignored.
-func ParseOpenConnectionReply2(b []byte) (OpenConnectionReply2, error) {
+// ParseOpenConnectionReply2 decodes a reply 2 into r. Bytes after the
+// encryption flag (a libcat answer) are left unread.
+func ParseOpenConnectionReply2(b []byte, r *OpenConnectionReply2) (int, error) {
 	if err := checkHeader(b, IDOpenConnectionReply2, 1, 1+16+8); err != nil {
-		return OpenConnectionReply2{}, err
+		return 0, err
 	}
-	addr, n, err := ParseAddress(b[25:])
+	addr, n, err := parseAddress(b[25:])
 	if err != nil {
-		return OpenConnectionReply2{}, err
+		return 0, err
 	}
 	off := 25 + n
 	if len(b) < off+3 {
-		return OpenConnectionReply2{}, ErrShortMessage
+		return 0, ErrShortMessage
 	}
-	return OpenConnectionReply2{
+	*r = OpenConnectionReply2{
 		ServerGUID:    binary.BigEndian.Uint64(b[17:]),
 		ClientAddress: addr,
 		MTU:           binary.BigEndian.Uint16(b[off:]),
 		Encryption:    b[off+2] != 0,
-	}, nil
+	}
+	return off + 3, nil
 }

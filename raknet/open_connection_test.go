@@ -9,66 +9,64 @@ import (
 func TestCaptureOpenConnection(t *testing.T) {
 	msgs := captureOfflineMessages(t)
 	t.Run("request1", func(t *testing.T) {
-		got, err := ParseOpenConnectionRequest1(msgs[2])
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got OpenConnectionRequest1
+		n, err := ParseOpenConnectionRequest1(msgs[2], &got)
+		checkUsed(t, n, err, len(msgs[2]))
 		want := OpenConnectionRequest1{Protocol: ProtocolOriginal, MTU: MaxMTU}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
-		b, err := got.Append(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBytes(t, b, msgs[2], got.Len())
+		checkEncoding(t, &got, msgs[2])
 	})
 	t.Run("reply1", func(t *testing.T) {
-		got, err := ParseOpenConnectionReply1(msgs[3])
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got OpenConnectionReply1
+		n, err := ParseOpenConnectionReply1(msgs[3], &got)
+		checkUsed(t, n, err, len(msgs[3]))
 		want := OpenConnectionReply1{ServerGUID: capServerGUID, MTU: MaxMTU}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
-		checkBytes(t, got.Append(nil), msgs[3], got.Len())
+		checkEncoding(t, &got, msgs[3])
 	})
 	t.Run("request2", func(t *testing.T) {
 		want := OpenConnectionRequest2{ServerAddress: capServerAddr, MTU: MaxMTU, ClientGUID: capClientGUID}
 		for _, mode := range []CookieMode{CookieAbsent, CookieDetect} {
-			got, err := ParseOpenConnectionRequest2(msgs[4], mode)
-			if err != nil {
-				t.Fatalf("mode %d: %v", mode, err)
-			}
+			var got OpenConnectionRequest2
+			n, err := ParseOpenConnectionRequest2(msgs[4], mode, &got)
+			checkUsed(t, n, err, len(msgs[4]))
 			if got != want {
 				t.Fatalf("mode %d: got %+v, want %+v", mode, got, want)
 			}
-			checkBytes(t, got.Append(nil), msgs[4], got.Len())
+			checkEncoding(t, &got, msgs[4])
 		}
 		// Expecting a cookie that is not there must fail, not misread.
-		if _, err := ParseOpenConnectionRequest2(msgs[4], CookiePresent); err == nil {
+		if _, err := ParseOpenConnectionRequest2(msgs[4], CookiePresent, new(OpenConnectionRequest2)); err == nil {
 			t.Fatal("CookiePresent parsed a request without cookie")
 		}
 	})
 	t.Run("reply2", func(t *testing.T) {
-		got, err := ParseOpenConnectionReply2(msgs[5])
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got OpenConnectionReply2
+		n, err := ParseOpenConnectionReply2(msgs[5], &got)
+		checkUsed(t, n, err, len(msgs[5]))
 		want := OpenConnectionReply2{ServerGUID: capServerGUID, ClientAddress: capClientAddr, MTU: MaxMTU}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
-		checkBytes(t, got.Append(nil), msgs[5], got.Len())
+		checkEncoding(t, &got, msgs[5])
 	})
 }
 
 func TestOpenConnectionCookies(t *testing.T) {
 	r1 := OpenConnectionReply1{ServerGUID: 5, HasCookie: true, Cookie: 0xdeadbeef, MTU: 1400}
-	b := r1.Append(nil)
-	if got, err := ParseOpenConnectionReply1(b); err != nil || got != r1 {
-		t.Fatalf("reply1 with cookie: %+v, %v", got, err)
+	b := mustAppend(t, &r1)
+	var got1 OpenConnectionReply1
+	if n, err := ParseOpenConnectionReply1(b, &got1); err != nil || got1 != r1 || n != len(b) {
+		t.Fatalf("reply1 with cookie: %+v, %d, %v", got1, n, err)
+	}
+	// A reply without cookie overwrites the cookie of an earlier parse.
+	r1 = OpenConnectionReply1{ServerGUID: 5, MTU: 1400}
+	if _, err := ParseOpenConnectionReply1(mustAppend(t, &r1), &got1); err != nil || got1 != r1 {
+		t.Fatalf("reply1 without cookie: %+v, %v", got1, err)
 	}
 	for _, server := range []netip.AddrPort{capServerAddr, netip.MustParseAddrPort("[2001:db8::7]:19132")} {
 		for _, cookie := range []bool{false, true} {
@@ -76,7 +74,7 @@ func TestOpenConnectionCookies(t *testing.T) {
 			if !cookie {
 				r2.Cookie = 0
 			}
-			b := r2.Append(nil)
+			b := mustAppend(t, &r2)
 			if len(b) != r2.Len() {
 				t.Fatalf("Len() = %d, encoded %d", r2.Len(), len(b))
 			}
@@ -85,18 +83,17 @@ func TestOpenConnectionCookies(t *testing.T) {
 				mode = CookiePresent
 			}
 			for _, m := range []CookieMode{mode, CookieDetect} {
-				got, err := ParseOpenConnectionRequest2(b, m)
-				if err != nil || got != r2 {
-					t.Fatalf("cookie %v mode %d: %+v, %v", cookie, m, got, err)
+				var got OpenConnectionRequest2
+				if n, err := ParseOpenConnectionRequest2(b, m, &got); err != nil || got != r2 || n != len(b) {
+					t.Fatalf("cookie %v mode %d: %+v, %d, %v", cookie, m, got, n, err)
 				}
 			}
 		}
 	}
 	// A libcat challenge flag is refused.
-	r2 := OpenConnectionRequest2{HasCookie: true, ServerAddress: capServerAddr}
-	b = r2.Append(nil)
+	b = mustAppend(t, &OpenConnectionRequest2{HasCookie: true, ServerAddress: capServerAddr})
 	b[21] = 1
-	if _, err := ParseOpenConnectionRequest2(b, CookiePresent); !errors.Is(err, ErrSecurityUnsupported) {
+	if _, err := ParseOpenConnectionRequest2(b, CookiePresent, new(OpenConnectionRequest2)); !errors.Is(err, ErrSecurityUnsupported) {
 		t.Fatalf("challenge flag: err = %v", err)
 	}
 }
@@ -105,8 +102,20 @@ func TestOpenConnectionRejectTruncation(t *testing.T) {
 	// Every strict prefix of a captured message that ends inside a required
 	// field must be rejected.
 	msgs := captureOfflineMessages(t)
-	rejectsPrefixes(t, msgs[2], 18, func(b []byte) error { _, err := ParseOpenConnectionRequest1(b); return err })
-	rejectsPrefixes(t, msgs[3], len(msgs[3]), func(b []byte) error { _, err := ParseOpenConnectionReply1(b); return err })
-	rejectsPrefixes(t, msgs[4], len(msgs[4]), func(b []byte) error { _, err := ParseOpenConnectionRequest2(b, CookieAbsent); return err })
-	rejectsPrefixes(t, msgs[5], len(msgs[5]), func(b []byte) error { _, err := ParseOpenConnectionReply2(b); return err })
+	rejectsPrefixes(t, msgs[2], 18, func(b []byte) error {
+		_, err := ParseOpenConnectionRequest1(b, new(OpenConnectionRequest1))
+		return err
+	})
+	rejectsPrefixes(t, msgs[3], len(msgs[3]), func(b []byte) error {
+		_, err := ParseOpenConnectionReply1(b, new(OpenConnectionReply1))
+		return err
+	})
+	rejectsPrefixes(t, msgs[4], len(msgs[4]), func(b []byte) error {
+		_, err := ParseOpenConnectionRequest2(b, CookieAbsent, new(OpenConnectionRequest2))
+		return err
+	})
+	rejectsPrefixes(t, msgs[5], len(msgs[5]), func(b []byte) error {
+		_, err := ParseOpenConnectionReply2(b, new(OpenConnectionReply2))
+		return err
+	})
 }

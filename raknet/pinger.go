@@ -198,7 +198,8 @@ func (p *pinger) poll(now time.Time, b []byte) ([]byte, time.Time) {
 	p.nsent++
 	p.next = now.Add(p.interval)
 	ping := UnconnectedPing{OpenConnectionsOnly: p.openOnly, SendTime: p.token, ClientGUID: p.guid}
-	return ping.Append(b), p.next
+	b, _ = ping.Append(b) // every ping encodes
+	return b, p.next
 }
 
 // receive checks whether b, from from, is the pong to one of the recent
@@ -207,8 +208,8 @@ func (p *pinger) receive(b []byte, from netip.AddrPort, now time.Time) (PingResu
 	if netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != p.target {
 		return PingResult{}, false
 	}
-	pong, err := ParseUnconnectedPong(b)
-	if err != nil {
+	var pong UnconnectedPong
+	if _, err := ParseUnconnectedPong(b, &pong); err != nil {
 		return PingResult{}, false
 	}
 	i := 0

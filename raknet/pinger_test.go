@@ -21,8 +21,8 @@ var (
 func TestPingerSchedule(t *testing.T) {
 	p := &pinger{target: pingTarget, guid: 77, interval: time.Second}
 	b, wake := p.poll(t0, nil)
-	ping, err := ParseUnconnectedPing(b)
-	if err != nil {
+	var ping UnconnectedPing
+	if _, err := ParseUnconnectedPing(b, &ping); err != nil {
 		t.Fatal(err)
 	}
 	if ping.ClientGUID != 77 || ping.OpenConnectionsOnly || !wake.Equal(t0.Add(time.Second)) {
@@ -33,8 +33,8 @@ func TestPingerSchedule(t *testing.T) {
 		t.Fatalf("early poll sent %x, wake %v", b, wake)
 	}
 	b2, _ := p.poll(t0.Add(time.Second), nil)
-	ping2, err := ParseUnconnectedPing(b2)
-	if err != nil {
+	var ping2 UnconnectedPing
+	if _, err := ParseUnconnectedPing(b2, &ping2); err != nil {
 		t.Fatal(err)
 	}
 	if ping2.SendTime == ping.SendTime {
@@ -44,7 +44,7 @@ func TestPingerSchedule(t *testing.T) {
 	// A pong to the first ping that arrives after the resend still
 	// measures from the first ping.
 	pong := UnconnectedPong{SendTime: ping.SendTime, ServerGUID: 5, Data: []byte("x"), Encoding: PongRaw}
-	pb, _ := pong.Append(nil)
+	pb := mustAppend(t, &pong)
 	res, ok := p.receive(pb, pingTarget, t0.Add(1500*time.Millisecond))
 	if !ok || res.RTT != 1500*time.Millisecond || res.GUID != 5 || string(res.Data) != "x" || res.Encoding != PongRaw {
 		t.Fatalf("receive = %+v, %v", res, ok)
@@ -59,11 +59,10 @@ func TestPingerSchedule(t *testing.T) {
 func TestPingerIgnores(t *testing.T) {
 	p := &pinger{target: pingTarget, guid: 1, interval: time.Second}
 	b, _ := p.poll(t0, nil)
-	ping, _ := ParseUnconnectedPing(b)
-	good := UnconnectedPong{SendTime: ping.SendTime, ServerGUID: 9}
-	goodBytes, _ := good.Append(nil)
-	stale := UnconnectedPong{SendTime: ping.SendTime + 12345, ServerGUID: 9}
-	staleBytes, _ := stale.Append(nil)
+	var ping UnconnectedPing
+	ParseUnconnectedPing(b, &ping)
+	goodBytes := mustAppend(t, &UnconnectedPong{SendTime: ping.SendTime, ServerGUID: 9})
+	staleBytes := mustAppend(t, &UnconnectedPong{SendTime: ping.SendTime + 12345, ServerGUID: 9})
 
 	tests := []struct {
 		name string

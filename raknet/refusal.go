@@ -30,25 +30,31 @@ func IsRefusalID(id byte) bool {
 // Len is the encoded size of r.
 func (r *Refusal) Len() int { return refusalLen }
 
-// Append appends the encoded refusal to b. ID must satisfy IsRefusalID.
-func (r *Refusal) Append(b []byte) []byte {
+// Append appends the encoded refusal to b. It fails with ErrWrongID when
+// ID is not one IsRefusalID accepts, since no peer would read it as a
+// refusal.
+func (r *Refusal) Append(b []byte) ([]byte, error) {
+	if !IsRefusalID(r.ID) {
+		return b, ErrWrongID
+	}
 	b = append(b, r.ID)
 	b = append(b, offlineMagic[:]...)
-	return appendU64(b, r.GUID)
+	return appendU64(b, r.GUID), nil
 }
 
-// ParseRefusal decodes a refusal; trailing bytes are ignored.
-func ParseRefusal(b []byte) (Refusal, error) {
+// ParseRefusal decodes a refusal into r; trailing bytes are left unread.
+func ParseRefusal(b []byte, r *Refusal) (int, error) {
 	if len(b) == 0 {
-		return Refusal{}, ErrShortMessage
+		return 0, ErrShortMessage
 	}
 	if !IsRefusalID(b[0]) {
-		return Refusal{}, ErrWrongID
+		return 0, ErrWrongID
 	}
 	if err := checkHeader(b, b[0], 1, refusalLen); err != nil {
-		return Refusal{}, err
+		return 0, err
 	}
-	return Refusal{ID: b[0], GUID: binary.BigEndian.Uint64(b[17:])}, nil
+	*r = Refusal{ID: b[0], GUID: binary.BigEndian.Uint64(b[17:])}
+	return refusalLen, nil
 }
 
 // IncompatibleProtocolVersion answers a request 1 whose protocol the server
@@ -64,21 +70,23 @@ const incompatibleProtocolVersionLen = 1 + 1 + 16 + 8
 // Len is the encoded size of m.
 func (m *IncompatibleProtocolVersion) Len() int { return incompatibleProtocolVersionLen }
 
-// Append appends the encoded message to b.
-func (m *IncompatibleProtocolVersion) Append(b []byte) []byte {
+// Append appends the encoded message to b. Every message encodes; the
+// error is always nil.
+func (m *IncompatibleProtocolVersion) Append(b []byte) ([]byte, error) {
 	b = append(b, IDIncompatibleProtocolVersion, m.Protocol)
 	b = append(b, offlineMagic[:]...)
-	return appendU64(b, m.ServerGUID)
+	return appendU64(b, m.ServerGUID), nil
 }
 
-// ParseIncompatibleProtocolVersion decodes the message; any other length
-// than 26 bytes is rejected, as the original library does.
-func ParseIncompatibleProtocolVersion(b []byte) (IncompatibleProtocolVersion, error) {
+// ParseIncompatibleProtocolVersion decodes the message into m; any other
+// length than 26 bytes is rejected, as the original library does.
+func ParseIncompatibleProtocolVersion(b []byte, m *IncompatibleProtocolVersion) (int, error) {
 	if err := checkHeader(b, IDIncompatibleProtocolVersion, 2, incompatibleProtocolVersionLen); err != nil {
-		return IncompatibleProtocolVersion{}, err
+		return 0, err
 	}
 	if len(b) != incompatibleProtocolVersionLen {
-		return IncompatibleProtocolVersion{}, ErrBadLength
+		return 0, ErrBadLength
 	}
-	return IncompatibleProtocolVersion{Protocol: b[1], ServerGUID: binary.BigEndian.Uint64(b[18:])}, nil
+	*m = IncompatibleProtocolVersion{Protocol: b[1], ServerGUID: binary.BigEndian.Uint64(b[18:])}
+	return incompatibleProtocolVersionLen, nil
 }

@@ -30,8 +30,8 @@ type PongResponse struct {
 // about 13 times the ping. A listener should rate-limit pongs per source on
 // top of this.
 func AnswerPing(dst, ping []byte, r *PongResponse) ([]byte, error) {
-	p, err := ParseUnconnectedPing(ping)
-	if err != nil {
+	var p UnconnectedPing
+	if _, err := ParseUnconnectedPing(ping, &p); err != nil {
 		return dst, err
 	}
 	if p.OpenConnectionsOnly && r.NotAccepting {

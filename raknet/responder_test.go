@@ -6,16 +6,15 @@ import (
 )
 
 func TestAnswerPing(t *testing.T) {
-	ping := UnconnectedPing{SendTime: 1234, ClientGUID: 8}
-	pb := ping.Append(nil)
+	pb := mustAppend(t, &UnconnectedPing{SendTime: 1234, ClientGUID: 8})
 	for _, enc := range []PongEncoding{PongPrefixed, PongRaw} {
 		r := &PongResponse{ServerGUID: 99, Data: []byte("MCPE;hello;"), Encoding: enc}
 		out, err := AnswerPing(nil, pb, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pong, err := ParseUnconnectedPong(out)
-		if err != nil {
+		var pong UnconnectedPong
+		if _, err := ParseUnconnectedPong(out, &pong); err != nil {
 			t.Fatal(err)
 		}
 		if pong.SendTime != 1234 || pong.ServerGUID != 99 || string(pong.Data) != "MCPE;hello;" || pong.Encoding != enc {
@@ -35,8 +34,8 @@ func TestAnswerPing(t *testing.T) {
 	if out, err := AnswerPing(nil, pb, r); err != nil || len(out) == 0 {
 		t.Fatalf("0x01 ping while not accepting: %x, %v", out, err)
 	}
-	open := UnconnectedPing{OpenConnectionsOnly: true}
-	if out, err := AnswerPing(nil, open.Append(nil), r); !errors.Is(err, ErrNotAccepting) || len(out) != 0 {
+	open := mustAppend(t, &UnconnectedPing{OpenConnectionsOnly: true})
+	if out, err := AnswerPing(nil, open, r); !errors.Is(err, ErrNotAccepting) || len(out) != 0 {
 		t.Fatalf("0x02 ping while not accepting: %x, %v", out, err)
 	}
 	if out, err := AnswerPing(nil, []byte{IDOpenConnectionRequest1}, r); !errors.Is(err, ErrWrongID) || len(out) != 0 {

@@ -27,8 +27,9 @@ const (
 // Len is the encoded size of p.
 func (p *UnconnectedPing) Len() int { return unconnectedPingLen }
 
-// Append appends the encoded ping to b.
-func (p *UnconnectedPing) Append(b []byte) []byte {
+// Append appends the encoded ping to b. Every ping encodes; the error is
+// always nil.
+func (p *UnconnectedPing) Append(b []byte) ([]byte, error) {
 	id := IDUnconnectedPing
 	if p.OpenConnectionsOnly {
 		id = IDUnconnectedPingOpenConnections
@@ -36,33 +37,34 @@ func (p *UnconnectedPing) Append(b []byte) []byte {
 	b = append(b, id)
 	b = appendU64(b, p.SendTime)
 	b = append(b, offlineMagic[:]...)
-	return appendU64(b, p.ClientGUID)
+	return appendU64(b, p.ClientGUID), nil
 }
 
-// ParseUnconnectedPing decodes an unconnected ping (0x01 or 0x02). Like the
-// original library it accepts a ping without the trailing GUID and ignores
-// bytes after it.
-func ParseUnconnectedPing(b []byte) (UnconnectedPing, error) {
+// ParseUnconnectedPing decodes an unconnected ping (0x01 or 0x02) into p.
+// Like the original library it accepts a ping without the trailing GUID,
+// which then reads as 0, and leaves bytes after it unread.
+func ParseUnconnectedPing(b []byte, p *UnconnectedPing) (int, error) {
 	if len(b) == 0 {
-		return UnconnectedPing{}, ErrShortMessage
+		return 0, ErrShortMessage
 	}
 	if b[0] != IDUnconnectedPing && b[0] != IDUnconnectedPingOpenConnections {
-		return UnconnectedPing{}, ErrWrongID
+		return 0, ErrWrongID
 	}
 	if len(b) < unconnectedPingNoGUIDLen {
-		return UnconnectedPing{}, ErrShortMessage
+		return 0, ErrShortMessage
 	}
 	if !hasMagic(b, 9) {
-		return UnconnectedPing{}, ErrBadMagic
+		return 0, ErrBadMagic
 	}
-	p := UnconnectedPing{
+	*p = UnconnectedPing{
 		OpenConnectionsOnly: b[0] == IDUnconnectedPingOpenConnections,
 		SendTime:            binary.BigEndian.Uint64(b[1:]),
 	}
-	if len(b) >= unconnectedPingLen {
-		p.ClientGUID = binary.BigEndian.Uint64(b[25:])
+	if len(b) < unconnectedPingLen {
+		return unconnectedPingNoGUIDLen, nil
 	}
-	return p, nil
+	p.ClientGUID = binary.BigEndian.Uint64(b[25:])
+	return unconnectedPingLen, nil
 }
 
 // PongEncoding says how pong data is framed after the magic.
@@ -136,31 +138,29 @@ func (p *UnconnectedPong) Append(b []byte) ([]byte, error) {
 	return append(b, p.Data...), nil
 }
 
-// ParseUnconnectedPong decodes an unconnected pong and works out how its
-// data is framed. The data is taken as length-prefixed when its first two
-// bytes, read as a u16 BE, equal the number of bytes after them; otherwise
-// it is raw to the end of the datagram.
+// ParseUnconnectedPong decodes an unconnected pong into p and works out
+// how its data is framed; the data runs to the end of b, so it uses all of
+// b. The data is taken as length-prefixed when its first two bytes, read
+// as a u16 BE, equal the number of bytes after them; otherwise it is raw.
 //
 // The heuristic cannot misread text: for raw data of n bytes to pass as
 // prefixed, its first byte would have to be the high byte of n-2, which for
 // anything that fits in an Ethernet-sized datagram is 0x00 to 0x05, a
 // control character no printable advertisement such as a Bedrock MOTD
-// starts with. Empty data is read as
-// a prefixed empty string when the two bytes 00 00 are present and as raw
-// empty data when nothing follows the magic.
-func ParseUnconnectedPong(b []byte) (UnconnectedPong, error) {
+// starts with. Empty data is read as a prefixed empty string when the two
+// bytes 00 00 are present and as raw empty data when nothing follows the
+// magic.
+func ParseUnconnectedPong(b []byte, p *UnconnectedPong) (int, error) {
 	if err := checkHeader(b, IDUnconnectedPong, 17, unconnectedPongHeaderLen); err != nil {
-		return UnconnectedPong{}, err
+		return 0, err
 	}
-	p := UnconnectedPong{
-		SendTime:   binary.BigEndian.Uint64(b[1:]),
-		ServerGUID: binary.BigEndian.Uint64(b[9:]),
-	}
+	p.SendTime = binary.BigEndian.Uint64(b[1:])
+	p.ServerGUID = binary.BigEndian.Uint64(b[9:])
 	rest := b[unconnectedPongHeaderLen:]
 	if len(rest) >= 2 && int(binary.BigEndian.Uint16(rest)) == len(rest)-2 {
 		p.Data, p.Encoding = rest[2:len(rest):len(rest)], PongPrefixed
 	} else {
 		p.Data, p.Encoding = rest[:len(rest):len(rest)], PongRaw
 	}
-	return p, nil
+	return len(b), nil
 }

@@ -10,32 +10,42 @@ import (
 func TestCaptureUnconnectedPingPong(t *testing.T) {
 	msgs := captureOfflineMessages(t)
 	t.Run("ping", func(t *testing.T) {
-		got, err := ParseUnconnectedPing(msgs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got UnconnectedPing
+		n, err := ParseUnconnectedPing(msgs[0], &got)
+		checkUsed(t, n, err, len(msgs[0]))
 		want := UnconnectedPing{SendTime: 10, ClientGUID: capPingGUID}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
-		checkBytes(t, got.Append(nil), msgs[0], got.Len())
+		checkEncoding(t, &got, msgs[0])
 	})
 	t.Run("pong", func(t *testing.T) {
-		got, err := ParseUnconnectedPong(msgs[1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got UnconnectedPong
+		n, err := ParseUnconnectedPong(msgs[1], &got)
+		checkUsed(t, n, err, len(msgs[1]))
 		want := UnconnectedPong{SendTime: 10, ServerGUID: capServerGUID,
 			Data: []byte("RakNet C++ reference echo server"), Encoding: PongRaw}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("pong (-want +got):\n%s", diff)
 		}
-		b, err := got.Append(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBytes(t, b, msgs[1], got.Len())
+		checkEncoding(t, &got, msgs[1])
 	})
+}
+
+func TestUnconnectedPingWithoutGUID(t *testing.T) {
+	full := mustAppend(t, &UnconnectedPing{SendTime: 3, ClientGUID: 4})
+	var p UnconnectedPing
+	n, err := ParseUnconnectedPing(full[:unconnectedPingNoGUIDLen], &p)
+	checkUsed(t, n, err, unconnectedPingNoGUIDLen)
+	if p != (UnconnectedPing{SendTime: 3}) {
+		t.Fatalf("ping without GUID: %+v", p)
+	}
+	// Bytes after the GUID are not part of the ping.
+	n, err = ParseUnconnectedPing(append(full, 0xee), &p)
+	checkUsed(t, n, err, unconnectedPingLen)
+	if p != (UnconnectedPing{SendTime: 3, ClientGUID: 4}) {
+		t.Fatalf("ping with a trailing byte: %+v", p)
+	}
 }
 
 func TestUnconnectedPongEncodings(t *testing.T) {
@@ -43,25 +53,20 @@ func TestUnconnectedPongEncodings(t *testing.T) {
 	for _, enc := range []PongEncoding{PongPrefixed, PongRaw} {
 		t.Run(enc.String(), func(t *testing.T) {
 			p := UnconnectedPong{SendTime: 7, ServerGUID: 99, Data: motd, Encoding: enc}
-			b, err := p.Append(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := mustAppend(t, &p)
 			if len(b) != p.Len() {
 				t.Fatalf("Len() = %d, encoded %d", p.Len(), len(b))
 			}
-			got, err := ParseUnconnectedPong(b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var got UnconnectedPong
+			n, err := ParseUnconnectedPong(b, &got)
+			checkUsed(t, n, err, len(b))
 			if diff := cmp.Diff(p, got); diff != "" {
 				t.Fatalf("(-want +got):\n%s", diff)
 			}
 		})
 	}
 	t.Run("prefixed layout", func(t *testing.T) {
-		p := UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: []byte("hi")}
-		b, _ := p.Append(nil)
+		b := mustAppend(t, &UnconnectedPong{SendTime: 1, ServerGUID: 2, Data: []byte("hi")})
 		want := "1c" + "0000000000000001" + "0000000000000002" + hexString(offlineMagic[:]) + "0002" + "6869"
 		if hexString(b) != want {
 			t.Fatalf("got %s, want %s", hexString(b), want)
@@ -69,10 +74,10 @@ func TestUnconnectedPongEncodings(t *testing.T) {
 	})
 	t.Run("empty", func(t *testing.T) {
 		for _, enc := range []PongEncoding{PongPrefixed, PongRaw} {
-			p := UnconnectedPong{Encoding: enc}
-			b, _ := p.Append(nil)
-			got, err := ParseUnconnectedPong(b)
-			if err != nil || got.Encoding != enc || len(got.Data) != 0 {
+			b := mustAppend(t, &UnconnectedPong{Encoding: enc})
+			// Parsing overwrites every field of what it parses into.
+			got := UnconnectedPong{SendTime: 9, Data: []byte("old")}
+			if _, err := ParseUnconnectedPong(b, &got); err != nil || got.Encoding != enc || len(got.Data) != 0 || got.SendTime != 0 {
 				t.Fatalf("%v: got %+v, %v", enc, got, err)
 			}
 		}
@@ -93,6 +98,6 @@ func TestUnconnectedPingPongRejectTruncation(t *testing.T) {
 	// Every strict prefix of a captured message that ends inside a required
 	// field must be rejected.
 	msgs := captureOfflineMessages(t)
-	rejectsPrefixes(t, msgs[0], 25, func(b []byte) error { _, err := ParseUnconnectedPing(b); return err })
-	rejectsPrefixes(t, msgs[1], 33, func(b []byte) error { _, err := ParseUnconnectedPong(b); return err })
+	rejectsPrefixes(t, msgs[0], 25, func(b []byte) error { _, err := ParseUnconnectedPing(b, new(UnconnectedPing)); return err })
+	rejectsPrefixes(t, msgs[1], 33, func(b []byte) error { _, err := ParseUnconnectedPong(b, new(UnconnectedPong)); return err })
 }

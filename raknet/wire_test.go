@@ -36,13 +36,26 @@ func captureOfflineMessages(t *testing.T) [][]byte {
 	return msgs
 }
 
-func checkBytes(t *testing.T, got, want []byte, n int) {
+// checkEncoding checks that x encodes to want, in x.Len() bytes.
+func checkEncoding(t *testing.T, x appender, want []byte) {
 	t.Helper()
+	got := mustAppend(t, x)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("re-encoded\n%x\nwant\n%x", got, want)
 	}
-	if n != len(want) {
+	if n := x.Len(); n != len(want) {
 		t.Fatalf("Len() = %d, want %d", n, len(want))
+	}
+}
+
+// checkUsed checks what a parser reported it used.
+func checkUsed(t *testing.T, n int, err error, want int) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("parser used %d bytes, want %d", n, want)
 	}
 }
 
@@ -56,6 +69,22 @@ func mustHex(s string) []byte {
 	return b
 }
 
+// appender is the encoding half of every wire type.
+type appender interface {
+	Append(b []byte) ([]byte, error)
+	Len() int
+}
+
+// mustAppend encodes x into a new slice, failing the test if it cannot.
+func mustAppend(tb testing.TB, x appender) []byte {
+	tb.Helper()
+	b, err := x.Append(nil)
+	if err != nil {
+		tb.Fatalf("append %+v: %v", x, err)
+	}
+	return b
+}
+
 // rejectsPrefixes checks that parse rejects msg cut to any length below
 // need, the bytes its required fields take.
 func rejectsPrefixes(t *testing.T, msg []byte, need int, parse func([]byte) error) {
@@ -63,6 +92,47 @@ func rejectsPrefixes(t *testing.T, msg []byte, need int, parse func([]byte) erro
 	for n := 0; n < need; n++ {
 		if err := parse(msg[:n]); err == nil {
 			t.Fatalf("message 0x%02x cut to %d bytes parsed", msg[0], n)
+		}
+	}
+}
+
+// TestParsersDoNotAllocate checks the promise every parser makes, on the
+// captured messages, parsing into values that are reused.
+func TestParsersDoNotAllocate(t *testing.T) {
+	off := captureOfflineMessages(t)
+	acc := captureOnline(t, IDConnectionRequestAccepted)[0]
+	nic := captureOnline(t, IDNewIncomingConnection)[0]
+	req := captureOnline(t, IDConnectionRequest)[0]
+	var (
+		ping UnconnectedPing
+		pong UnconnectedPong
+		r1   OpenConnectionRequest1
+		p1   OpenConnectionReply1
+		r2   OpenConnectionRequest2
+		p2   OpenConnectionReply2
+		cr   ConnectionRequest
+		cra  ConnectionRequestAccepted
+		ni   NewIncomingConnection
+		a    Address
+	)
+	parses := []func() error{
+		func() error { _, err := ParseUnconnectedPing(off[0], &ping); return err },
+		func() error { _, err := ParseUnconnectedPong(off[1], &pong); return err },
+		func() error { _, err := ParseOpenConnectionRequest1(off[2], &r1); return err },
+		func() error { _, err := ParseOpenConnectionReply1(off[3], &p1); return err },
+		func() error { _, err := ParseOpenConnectionRequest2(off[4], CookieDetect, &r2); return err },
+		func() error { _, err := ParseOpenConnectionReply2(off[5], &p2); return err },
+		func() error { _, err := ParseConnectionRequest(req, &cr); return err },
+		func() error { _, err := ParseConnectionRequestAccepted(acc, &cra); return err },
+		func() error { _, err := ParseNewIncomingConnection(nic, &ni); return err },
+		func() error { _, err := ParseAddress(acc[1:], &a); return err },
+	}
+	for i, parse := range parses {
+		if err := parse(); err != nil { // fills the reused lists
+			t.Fatalf("parser %d: %v", i, err)
+		}
+		if n := testing.AllocsPerRun(20, func() { parse() }); n != 0 {
+			t.Errorf("parser %d: %v allocations", i, n)
 		}
 	}
 }
