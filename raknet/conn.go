@@ -44,6 +44,75 @@ type Conn struct {
 
 var _ net.Conn = (*Conn)(nil)
 
+// ConnConfig holds the settings of a connection. DialConfig and
+// ListenConfig embed it, so that a dialed connection and an accepted one
+// are configured alike. Zero values take the defaults documented with the
+// constants of the same names.
+type ConnConfig struct {
+	// HandshakeTimeout bounds the online handshake; 0 means
+	// DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// CloseTimeout bounds a graceful Close; 0 means DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// PingInterval is the time between connected pings; 0 means
+	// DefaultConnectedPingInterval.
+	PingInterval time.Duration
+	// ReceiveBuffer bounds the bytes of messages waiting for the reader;
+	// 0 means DefaultReceiveBuffer.
+	ReceiveBuffer int
+	// Reliability configures the connection's engine; its MTU is set by
+	// the handshake, and its DeadTimeout is also the time without any
+	// datagram after which a connection is lost. MaxOutstandingSplits
+	// defaults to 16 here, so that peers like go-raknet, which drop a
+	// connection reassembling more than 16 split messages, keep up.
+	Reliability reliability.Config
+	// Logger receives debug messages, a Listener's own included; the zero
+	// value is silent.
+	Logger zerolog.Logger
+}
+
+// params is what a connection takes from c, defaults filled in, once the
+// offline handshake has settled its MTU. The caller adds the socket, the
+// peers and the protocol.
+func (c *ConnConfig) params(mtu int) connParams {
+	engine := engineConfig(c.Reliability, mtu, c.Logger)
+	return connParams{
+		log:          c.Logger,
+		closeTimeout: orDefault(c.CloseTimeout, DefaultCloseTimeout),
+		online: onlineConfig{
+			engine:           engine,
+			handshakeTimeout: orDefault(c.HandshakeTimeout, DefaultHandshakeTimeout),
+			deadTimeout:      engine.DeadTimeout,
+			pingInterval:     orDefault(c.PingInterval, DefaultConnectedPingInterval),
+			receiveBuffer:    orDefault(c.ReceiveBuffer, DefaultReceiveBuffer),
+		},
+	}
+}
+
+// engineConfig is the reliability configuration of one connection.
+func engineConfig(base reliability.Config, mtu int, log zerolog.Logger) reliability.Config {
+	base.MTU = mtu
+	if base.MaxOutstandingSplits == 0 {
+		base.MaxOutstandingSplits = 16
+	}
+	// Only zero takes a default: reliability.New refuses a negative value.
+	if base.DeadTimeout == 0 {
+		base.DeadTimeout = reliability.DefaultDeadTimeout
+	}
+	if base.ACKDelay == 0 {
+		base.ACKDelay = reliability.DefaultACKDelay
+	}
+	base.Logger = log
+	return base
+}
+
+func orDefault[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
 // connParams are the parts of a Conn its creator decides.
 type connParams struct {
 	tc           transport.Conn

@@ -9,8 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/netrak/netrak/internal/driver"
 	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
@@ -37,17 +35,8 @@ type DialConfig struct {
 	// schedule; 0 means DefaultConnectAttempts and DefaultConnectInterval.
 	ConnectAttempts int
 	ConnectInterval time.Duration
-	// Connection settings; zero values take the defaults documented with
-	// the constants of the same names.
-	HandshakeTimeout time.Duration
-	CloseTimeout     time.Duration
-	PingInterval     time.Duration
-	ReceiveBuffer    int
-	// Reliability configures the connection's engine; see
-	// ListenConfig.Reliability.
-	Reliability reliability.Config
-	// Logger receives debug messages; the zero value is silent.
-	Logger zerolog.Logger
+	// ConnConfig configures the connection.
+	ConnConfig
 }
 
 // Dial connects to the RakNet server at address; see DialContext. It
@@ -129,20 +118,14 @@ func (d *DialConfig) DialAddr(ctx context.Context, addr netip.AddrPort) (*Conn, 
 		tc.Close()
 		return nil, err
 	}
-	handshake, ping, rbuf := sessionDefaults(d.HandshakeTimeout, d.PingInterval, d.ReceiveBuffer)
 	local := tc.LocalAddr()
 	if h.reply2.ClientAddress.IsValid() && h.reply2.ClientAddress.Port() != 0 {
 		local = h.reply2.ClientAddress // how the server sees us
 	}
-	c, err := newConn(connParams{
-		tc: tc, ownsTC: true, remoteGUID: h.reply1.ServerGUID, log: d.Logger,
-		closeTimeout: closeTimeoutOrDefault(d.CloseTimeout),
-		online: onlineConfig{
-			client: true, guid: guid, local: local, remote: addr, protocol: protocol,
-			engine:           engineConfig(d.Reliability, h.negotiatedMTU(), d.Logger),
-			handshakeTimeout: handshake, deadTimeout: deadTimeout(d.Reliability), pingInterval: ping, receiveBuffer: rbuf,
-		},
-	}, time.Now())
+	p := d.params(h.negotiatedMTU())
+	p.tc, p.ownsTC, p.remoteGUID = tc, true, h.reply1.ServerGUID
+	p.online.client, p.online.guid, p.online.local, p.online.remote, p.online.protocol = true, guid, local, addr, protocol
+	c, err := newConn(p, time.Now())
 	if err != nil {
 		tc.Close()
 		return nil, err

@@ -79,20 +79,9 @@ type ListenConfig struct {
 	// CookieRotation is how often the cookie key changes; 0 means
 	// DefaultCookieRotation.
 	CookieRotation time.Duration
-	// Connection settings; zero values take the defaults documented with
-	// the constants of the same names.
-	HandshakeTimeout time.Duration
-	CloseTimeout     time.Duration
-	PingInterval     time.Duration
-	ReceiveBuffer    int
-	// Reliability configures each connection's engine; its MTU is set by
-	// the handshake, and its DeadTimeout is also the time without any
-	// datagram after which a connection is lost. MaxOutstandingSplits
-	// defaults to 16 here, so that peers like go-raknet, which drop a
-	// connection reassembling more than 16 split messages, keep up.
-	Reliability reliability.Config
-	// Logger receives debug messages; the zero value is silent.
-	Logger zerolog.Logger
+	// ConnConfig configures every connection the listener accepts, and
+	// its Logger the listener too.
+	ConnConfig
 }
 
 // ListenerStats counts what a Listener did with datagrams that belong to
@@ -248,43 +237,6 @@ func newListener(cfg ListenConfig) (*Listener, error) {
 	return l, nil
 }
 
-// engineConfig is the reliability configuration of one connection.
-func engineConfig(base reliability.Config, mtu int, log zerolog.Logger) reliability.Config {
-	base.MTU = mtu
-	if base.MaxOutstandingSplits == 0 {
-		base.MaxOutstandingSplits = 16
-	}
-	if base.DeadTimeout == 0 {
-		base.DeadTimeout = reliability.DefaultDeadTimeout
-	}
-	if base.ACKDelay == 0 {
-		base.ACKDelay = reliability.DefaultACKDelay
-	}
-	base.Logger = log
-	return base
-}
-
-// sessionDefaults fills the zero connection settings.
-func sessionDefaults(handshake, ping time.Duration, receiveBuffer int) (time.Duration, time.Duration, int) {
-	if handshake <= 0 {
-		handshake = DefaultHandshakeTimeout
-	}
-	if ping <= 0 {
-		ping = DefaultConnectedPingInterval
-	}
-	if receiveBuffer <= 0 {
-		receiveBuffer = DefaultReceiveBuffer
-	}
-	return handshake, ping, receiveBuffer
-}
-
-func closeTimeoutOrDefault(d time.Duration) time.Duration {
-	if d <= 0 {
-		return DefaultCloseTimeout
-	}
-	return d
-}
-
 // read is the reader goroutine. Transient errors (ICMP port unreachable
 // on some systems) do not end the listener; reads that keep failing do:
 // the listener closes, and Accept reports the transport's error.
@@ -429,16 +381,10 @@ func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uin
 		return l.hs.refusal(dst, IDNoFreeIncomingConnections)
 	}
 	l.mu.Unlock()
-	handshake, ping, rbuf := sessionDefaults(l.cfg.HandshakeTimeout, l.cfg.PingInterval, l.cfg.ReceiveBuffer)
-	c, err := newConn(connParams{
-		tc: l.tc, listener: l, remoteGUID: req.ClientGUID, log: l.log,
-		closeTimeout: closeTimeoutOrDefault(l.cfg.CloseTimeout),
-		online: onlineConfig{
-			guid: l.guid, local: l.local, remote: from, protocol: protocol,
-			engine:           engineConfig(l.cfg.Reliability, int(req.MTU), l.log),
-			handshakeTimeout: handshake, deadTimeout: deadTimeout(l.cfg.Reliability), pingInterval: ping, receiveBuffer: rbuf,
-		},
-	}, now)
+	p := l.cfg.params(int(req.MTU))
+	p.tc, p.listener, p.remoteGUID = l.tc, l, req.ClientGUID
+	p.online.guid, p.online.local, p.online.remote, p.online.protocol = l.guid, l.local, from, protocol
+	c, err := newConn(p, now)
 	if err != nil {
 		l.log.Debug().Err(err).Msg("raknet: cannot create connection")
 		return dst
@@ -456,13 +402,6 @@ func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uin
 	l.counter.connections.Add(1)
 	c.ep.Start(l.loop)
 	return l.hs.reply2(dst, from, req.MTU)
-}
-
-func deadTimeout(cfg reliability.Config) time.Duration {
-	if cfg.DeadTimeout > 0 {
-		return cfg.DeadTimeout
-	}
-	return reliability.DefaultDeadTimeout
 }
 
 // ready hands a connection that finished its handshake to Accept.

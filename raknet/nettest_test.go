@@ -15,7 +15,7 @@ func TestNettestConn(t *testing.T) {
 	nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
 		// A short close timeout: some subtests leave a peer that no longer
 		// reads, and Close would otherwise wait the default 3 s for it.
-		l, err := Listen("udp4", "127.0.0.1:0", ListenConfig{CloseTimeout: 300 * time.Millisecond})
+		l, err := Listen("udp4", "127.0.0.1:0", ListenConfig{ConnConfig: ConnConfig{CloseTimeout: 300 * time.Millisecond}})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -29,7 +29,7 @@ func TestNettestConn(t *testing.T) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		d := DialConfig{CloseTimeout: 300 * time.Millisecond}
+		d := DialConfig{ConnConfig: ConnConfig{CloseTimeout: 300 * time.Millisecond}}
 		dc, err := d.DialContext(ctx, "udp", l.Addr().String())
 		if err != nil {
 			l.Close()
