@@ -93,8 +93,8 @@ func (s ClientState) Err() error {
 	return nil
 }
 
-// ClientDropReason says why the client ignored a packet (or could not queue
-// one).
+// ClientDropReason says why a Client ignored a packet (or could not queue
+// one). A Server counts its own drops by ServerDropReason.
 type ClientDropReason uint8
 
 // Reasons the client drops packets.
@@ -124,7 +124,8 @@ func (r ClientDropReason) String() string {
 	return "unknown"
 }
 
-// ClientDropCounts counts drops by reason, indexed by ClientDropReason.
+// ClientDropCounts counts a client's drops by reason, indexed by
+// ClientDropReason.
 type ClientDropCounts [NumClientDropReasons]uint64
 
 // Total is the sum over all reasons.
@@ -132,8 +133,9 @@ func (d *ClientDropCounts) Total() uint64 {
 	return sum(d[:])
 }
 
-// ClientCounters are a Client's counters since NewClient.
-type ClientCounters struct {
+// ClientStats are the counters a Client keeps since NewClient. A server's
+// counters for the client in one of its slots are SlotStats.
+type ClientStats struct {
 	PacketsReceived uint64 // datagrams handed to Receive
 	BytesReceived   uint64
 	PacketsSent     uint64 // datagrams queued for sending
@@ -215,7 +217,7 @@ type Client struct {
 
 	payloads payloadQueue // received, for ReceivePayload
 
-	stats ClientCounters
+	stats ClientStats
 	pkt   Packet
 }
 
@@ -268,7 +270,7 @@ func (c *Client) ServerAddress() netip.AddrPort {
 }
 
 // Stats returns the client's counters.
-func (c *Client) Stats() ClientCounters { return c.stats }
+func (c *Client) Stats() ClientStats { return c.stats }
 
 // Connect starts connecting with a 2048-byte connect token, to the first
 // of its server addresses. A token that fails validation (size, version,

@@ -254,7 +254,7 @@ func (cc *ClientConn) RemoteAddr() netip.AddrPort {
 func (cc *ClientConn) LocalAddr() netip.AddrPort { return cc.conn.LocalAddr() }
 
 // Stats returns the client's counters.
-func (cc *ClientConn) Stats() ClientCounters {
+func (cc *ClientConn) Stats() ClientStats {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	return cc.c.Stats()

@@ -596,8 +596,8 @@ func TestClientReconnectNeedsNewToken(t *testing.T) {
 	}
 	c.Connect(tok, p.now) // the same token: consumed on the server
 	p.run(time.Second)
-	if c.State() != ClientSendingConnectionRequest || s.Stats().Dropped[DropTokenReused] == 0 {
-		t.Fatalf("reused token: %v, reused drops %d", c.State(), s.Stats().Dropped[DropTokenReused])
+	if c.State() != ClientSendingConnectionRequest || s.Stats().Dropped[ServerDropTokenReused] == 0 {
+		t.Fatalf("reused token: %v, reused drops %d", c.State(), s.Stats().Dropped[ServerDropTokenReused])
 	}
 	c.Disconnect(p.now)
 	c.Connect(p.token(1, nil, addrS1), p.now)

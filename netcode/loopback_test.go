@@ -105,12 +105,12 @@ func TestServerLoopbackReservesClientID(t *testing.T) {
 	if err := h.s.ConnectLoopbackClient(0, id, [UserDataBytes]byte{}); err != nil {
 		t.Fatal(err)
 	}
-	h.expectDrop(DropClientIDConnected, func() { early.deliver(early.responsePacket()) })
+	h.expectDrop(ServerDropClientIDConnected, func() { early.deliver(early.responsePacket()) })
 
 	p := h.tokenParams(netip.AddrPort{})
 	p.ClientID = id
 	late := h.clientWith("198.51.100.2:1", p)
-	h.expectDrop(DropClientIDConnected, func() { late.deliver(late.requestPacket()) })
+	h.expectDrop(ServerDropClientIDConnected, func() { late.deliver(late.requestPacket()) })
 
 	// Freed, the id can connect again: the pending handshake completes.
 	if err := h.s.DisconnectLoopbackClient(0); err != nil {

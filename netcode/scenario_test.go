@@ -298,7 +298,7 @@ func TestScenarioInvalidConnectToken(t *testing.T) {
 		if _, err := w.dial(scClient2, other); !errors.Is(err, ErrConnectionRequestTimedOut) {
 			t.Fatalf("Dial with a foreign token = %v", err)
 		}
-		if d := s.Stats().Dropped[DropTokenDecrypt]; d < 40 {
+		if d := s.Stats().Dropped[ServerDropTokenDecrypt]; d < 40 {
 			t.Fatalf("server dropped %d undecryptable tokens, want one per request", d)
 		}
 	})
@@ -469,7 +469,7 @@ func TestScenarioReconnectNeedsNewToken(t *testing.T) {
 		if _, err := w.dial(scClient, tok); !errors.Is(err, ErrConnectionRequestTimedOut) {
 			t.Fatalf("reconnect with the used token = %v", err)
 		}
-		if s.Stats().Dropped[DropTokenReused] == 0 {
+		if s.Stats().Dropped[ServerDropTokenReused] == 0 {
 			t.Fatal("no token-reused drop counted")
 		}
 		c2 := w.mustDial(scClient, w.token(nil, scServer))
@@ -492,7 +492,7 @@ func TestScenarioTokenReuseFromAnotherAddress(t *testing.T) {
 			t.Fatalf("stolen token after disconnect = %v", err)
 		}
 		st := s.Stats()
-		if st.Connects != 1 || st.Dropped[DropClientIDConnected]+st.Dropped[DropTokenReused] == 0 {
+		if st.Connects != 1 || st.Dropped[ServerDropClientIDConnected]+st.Dropped[ServerDropTokenReused] == 0 {
 			t.Fatalf("connects %d, drops %v", st.Connects, st.Dropped)
 		}
 	})
@@ -519,8 +519,8 @@ func TestScenarioTokenReuseDuringHandshake(t *testing.T) {
 			t.Fatalf("owner = %v", err)
 		}
 		st := s.Stats()
-		if st.Connects != 0 || st.Dropped[DropTokenReused] < 40 {
-			t.Fatalf("connects %d, token-reused drops %d", st.Connects, st.Dropped[DropTokenReused])
+		if st.Connects != 0 || st.Dropped[ServerDropTokenReused] < 40 {
+			t.Fatalf("connects %d, token-reused drops %d", st.Connects, st.Dropped[ServerDropTokenReused])
 		}
 	})
 }
@@ -593,8 +593,8 @@ func TestScenarioServerRestart(t *testing.T) {
 		if _, ok := rawChallengeSequence(t, w, "10.9.0.2:1", spare); ok {
 			t.Fatal("a token minted before the restart was accepted")
 		}
-		if s.Stats().Dropped[DropTokenTooOld] != 1 {
-			t.Fatalf("too-old drops %d", s.Stats().Dropped[DropTokenTooOld])
+		if s.Stats().Dropped[ServerDropTokenTooOld] != 1 {
+			t.Fatalf("too-old drops %d", s.Stats().Dropped[ServerDropTokenTooOld])
 		}
 		// ...while new tokens work, and the global sequence starts over.
 		if seq, ok := rawChallengeSequence(t, w, "10.9.0.3:1", w.token(nil, scServer)); !ok || seq != 1<<63 {
@@ -620,7 +620,7 @@ func TestScenarioPublicAddressDiffersFromBind(t *testing.T) {
 		if _, err := w.dial(scClient2, w.token(nil, scServer)); !errors.Is(err, ErrConnectionRequestTimedOut) {
 			t.Fatalf("token for the bind address = %v", err)
 		}
-		if s.Stats().Dropped[DropServerAddress] == 0 {
+		if s.Stats().Dropped[ServerDropServerAddress] == 0 {
 			t.Fatal("no server-address drop counted")
 		}
 	})

@@ -159,7 +159,7 @@ type serverSlot struct {
 	timeout    time.Duration
 	lastSend   time.Time
 	lastRecv   time.Time
-	stats      ClientStats
+	stats      SlotStats
 	payloads   payloadQueue // received, for ReceivePayload
 }
 
@@ -325,7 +325,7 @@ func (s *Server) Outgoing() []Datagram {
 // send seals p with c and queues it for to.
 func (s *Server) send(p *Packet, c *PacketCipher, to netip.AddrPort) bool {
 	if len(s.outList) >= s.maxOut {
-		s.stats.Dropped[DropOutboxFull]++
+		s.stats.Dropped[ServerDropOutboxFull]++
 		return false
 	}
 	off := len(s.out)
@@ -369,29 +369,29 @@ func (s *Server) sendKeepAlive(i int) {
 	}
 }
 
-func (s *Server) drop(r DropReason) { s.stats.Dropped[r]++ }
+func (s *Server) drop(r ServerDropReason) { s.stats.Dropped[r]++ }
 
 // dropReason maps a wire error to its counter.
-func dropReason(err error) DropReason {
+func serverDropReason(err error) ServerDropReason {
 	switch err {
 	case ErrPacketSize:
-		return DropPacketSize
+		return ServerDropPacketSize
 	case ErrPacketType:
-		return DropPacketType
+		return ServerDropPacketType
 	case ErrSequenceBytes:
-		return DropSequenceBytes
+		return ServerDropSequenceBytes
 	case ErrVersion:
-		return DropVersion
+		return ServerDropVersion
 	case ErrProtocolID:
-		return DropProtocolID
+		return ServerDropProtocolID
 	case ErrTokenExpired:
-		return DropTokenExpired
+		return ServerDropTokenExpired
 	case ErrReplayed:
-		return DropReplayed
+		return ServerDropReplayed
 	case ErrNoCipher:
-		return DropNoMapping
+		return ServerDropNoMapping
 	default:
-		return DropDecrypt
+		return ServerDropDecrypt
 	}
 }
 
@@ -402,7 +402,7 @@ func dropReason(err error) DropReason {
 func (s *Server) Receive(pkt []byte, from netip.AddrPort, now time.Time) {
 	s.now = now
 	if !s.running {
-		s.drop(DropNotRunning)
+		s.drop(ServerDropNotRunning)
 		return
 	}
 	s.stats.PacketsReceived++
@@ -426,12 +426,12 @@ func (s *Server) Receive(pkt []byte, from netip.AddrPort, now time.Time) {
 	}
 	p := &s.pkt
 	if err := ReadPacket(pkt, recv, ServerReceives, nil, p); err != nil {
-		s.drop(dropReason(err))
+		s.drop(serverDropReason(err))
 		return
 	}
 	m.lastAccess = now
 	if p.Type != ConnectionResponse {
-		s.drop(DropNotConnected)
+		s.drop(ServerDropNotConnected)
 		return
 	}
 	s.processResponse(p, m, from, now)
@@ -441,7 +441,7 @@ func (s *Server) receiveFromClient(i int, pkt []byte, now time.Time) {
 	c := &s.slots[i]
 	p := &s.pkt
 	if err := ReadPacket(pkt, c.recv, ServerReceives, &c.replay, p); err != nil {
-		r := dropReason(err)
+		r := serverDropReason(err)
 		s.drop(r)
 		c.stats.Dropped[r]++
 		return
@@ -461,14 +461,14 @@ func (s *Server) receiveFromClient(i int, pkt []byte, now time.Time) {
 	case ConnectionResponse:
 		// The client has not seen its keep-alive yet and is still
 		// answering the challenge; the keep-alives will reach it.
-		s.drop(DropAddressConnected)
+		s.drop(ServerDropAddressConnected)
 	}
 }
 
 func (s *Server) enqueue(c *serverSlot, seq uint64, payload []byte) {
 	if !c.payloads.push(s.cfg.ReceiveQueueSize, seq, payload) {
-		s.drop(DropReceiveQueueFull)
-		c.stats.Dropped[DropReceiveQueueFull]++
+		s.drop(ServerDropReceiveQueueFull)
+		c.stats.Dropped[ServerDropReceiveQueueFull]++
 		return
 	}
 	c.stats.PayloadsReceived++
@@ -492,33 +492,33 @@ func (s *Server) processRequest(pkt []byte, from netip.AddrPort, now time.Time) 
 	nowUnix := uint64(max(now.Unix(), 0))
 	req := &s.req
 	if err := ReadRequestPacket(pkt, s.cfg.ProtocolID, nowUnix, req); err != nil {
-		s.drop(dropReason(err))
+		s.drop(serverDropReason(err))
 		return
 	}
 	// Restart rule: expire - lifetime < start, written without underflow.
 	if req.ExpireTimestamp < s.startUnix+s.lifetimeSec {
-		s.drop(DropTokenTooOld)
+		s.drop(ServerDropTokenTooOld)
 		return
 	}
 	priv := &s.priv
 	if err := s.tokenCipher.Open(&req.TokenData, req.ProtocolID, req.ExpireTimestamp, &req.TokenNonce, priv); err != nil {
 		if errors.Is(err, ErrDecrypt) {
-			s.drop(DropTokenDecrypt)
+			s.drop(ServerDropTokenDecrypt)
 		} else {
-			s.drop(DropTokenInvalid)
+			s.drop(ServerDropTokenInvalid)
 		}
 		return
 	}
 	if !s.isOwnAddress(priv.ServerAddresses) {
-		s.drop(DropServerAddress)
+		s.drop(ServerDropServerAddress)
 		return
 	}
 	if _, ok := s.byAddr[from]; ok {
-		s.drop(DropAddressConnected)
+		s.drop(ServerDropAddressConnected)
 		return
 	}
 	if _, ok := s.byID[priv.ClientID]; ok {
-		s.drop(DropClientIDConnected)
+		s.drop(ServerDropClientIDConnected)
 		return
 	}
 	mac := [MACBytes]byte(req.TokenData[ConnectTokenPrivateBytes-MACBytes:])
@@ -538,7 +538,7 @@ func (s *Server) processRequest(pkt []byte, from netip.AddrPort, now time.Time) 
 	}
 	m := s.addMapping(from, now)
 	if m == nil {
-		s.drop(DropMappingFull)
+		s.drop(ServerDropMappingFull)
 		return
 	}
 	m.send = NewPacketCipher(priv.ServerToClientKey, s.cfg.ProtocolID)
@@ -577,10 +577,10 @@ func (s *Server) isOwnAddress(list []netip.AddrPort) bool {
 // useToken applies the one-session-per-token rule. A token first seen is
 // recorded as pending for its address; a pending token accepts retries only
 // from that address; a consumed token accepts nothing until it expires.
-func (s *Server) useToken(mac [MACBytes]byte, from netip.AddrPort, expire, nowUnix uint64) (DropReason, bool) {
+func (s *Server) useToken(mac [MACBytes]byte, from netip.AddrPort, expire, nowUnix uint64) (ServerDropReason, bool) {
 	if e, ok := s.history[mac]; ok && e.expire > nowUnix {
 		if e.consumed || e.addr != from {
-			return DropTokenReused, false
+			return ServerDropTokenReused, false
 		}
 		return 0, true
 	}
@@ -588,7 +588,7 @@ func (s *Server) useToken(mac [MACBytes]byte, from netip.AddrPort, expire, nowUn
 		s.sweepHistory(nowUnix)
 		if len(s.history) >= s.maxHistory {
 			// Evicting an unexpired entry would let its token be used again.
-			return DropTokenHistoryFull, false
+			return ServerDropTokenHistoryFull, false
 		}
 	}
 	s.history[mac] = historyEntry{addr: from, expire: expire}
@@ -643,11 +643,11 @@ func (s *Server) sweepMappings(now time.Time) {
 func (s *Server) processResponse(p *Packet, m *mapping, from netip.AddrPort, now time.Time) {
 	var ct ChallengeToken
 	if err := s.challenge.Open(&p.ChallengeToken, p.ChallengeSequence, &ct); err != nil {
-		s.drop(DropChallengeToken)
+		s.drop(ServerDropChallengeToken)
 		return
 	}
 	if _, ok := s.byID[ct.ClientID]; ok {
-		s.drop(DropClientIDConnected)
+		s.drop(ServerDropClientIDConnected)
 		return
 	}
 	if s.nConn == s.maxClients {
@@ -799,7 +799,7 @@ func (s *Server) advance(now time.Time) {
 // in slot index. Until the client is confirmed each payload is preceded by
 // a keep-alive that tells the client its slot. A payload that finds the
 // outbox full (the driver is not draining Outgoing) is dropped like a
-// datagram lost in flight and counted as DropOutboxFull.
+// datagram lost in flight and counted as ServerDropOutboxFull.
 func (s *Server) SendPayload(index int, payload []byte) error {
 	if !s.running {
 		return ErrServerNotRunning

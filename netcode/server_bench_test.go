@@ -26,13 +26,13 @@ func BenchmarkServerConnectionRequest(b *testing.B) {
 		name string
 		pkt  []byte
 		now  time.Time
-		drop DropReason
+		drop ServerDropReason
 	}{
-		{"valid", valid, h.now, NumDropReasons},
-		{"bad_size", valid[:ConnectionRequestBytes-1], h.now, DropPacketSize},
-		{"bad_version", badVersion, h.now, DropVersion},
-		{"bad_protocol_id", badProtocol, h.now, DropProtocolID},
-		{"expired", valid, expiredAt, DropTokenExpired},
+		{"valid", valid, h.now, NumServerDropReasons},
+		{"bad_size", valid[:ConnectionRequestBytes-1], h.now, ServerDropPacketSize},
+		{"bad_version", badVersion, h.now, ServerDropVersion},
+		{"bad_protocol_id", badProtocol, h.now, ServerDropProtocolID},
+		{"expired", valid, expiredAt, ServerDropTokenExpired},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -43,7 +43,7 @@ func BenchmarkServerConnectionRequest(b *testing.B) {
 				h.s.Outgoing()
 			}
 			after := h.s.Stats()
-			if tc.drop == NumDropReasons {
+			if tc.drop == NumServerDropReasons {
 				if after.ChallengesSent == before.ChallengesSent || after.Dropped.Total() != before.Dropped.Total() {
 					b.Fatal("valid request was not answered")
 				}

@@ -112,7 +112,7 @@ func (c *ServerConn) collectPayloads(i int) {
 			break
 		}
 		if len(c.msgs) >= c.maxMsgs {
-			c.s.drop(DropReceiveQueueFull)
+			c.s.drop(ServerDropReceiveQueueFull)
 			continue
 		}
 		c.msgs = append(c.msgs, ServerMessage{ClientIndex: i, ClientID: id, Sequence: seq, Payload: append([]byte(nil), p...)})

@@ -194,9 +194,9 @@ func (c *testClient) connect() int {
 	return int(ka.ClientIndex)
 }
 
-func (h *serverHarness) dropped(r DropReason) uint64 { return h.s.Stats().Dropped[r] }
+func (h *serverHarness) dropped(r ServerDropReason) uint64 { return h.s.Stats().Dropped[r] }
 
-func (h *serverHarness) expectDrop(r DropReason, f func()) {
+func (h *serverHarness) expectDrop(r ServerDropReason, f func()) {
 	h.t.Helper()
 	before := h.s.Stats().Dropped
 	f()
@@ -204,11 +204,11 @@ func (h *serverHarness) expectDrop(r DropReason, f func()) {
 	for i := range after {
 		diff := after[i] - before[i]
 		want := uint64(0)
-		if DropReason(i) == r {
+		if ServerDropReason(i) == r {
 			want = 1
 		}
 		if diff != want {
-			h.t.Fatalf("drop %q counted %d times, want %d (expected one %q drop)", DropReason(i), diff, want, r)
+			h.t.Fatalf("drop %q counted %d times, want %d (expected one %q drop)", ServerDropReason(i), diff, want, r)
 		}
 	}
 	if out := h.s.Outgoing(); len(out) != 0 {
@@ -259,7 +259,7 @@ func TestServerConnect(t *testing.T) {
 		t.Fatalf("after keep-alive: %+v", info.Stats)
 	}
 	// Further responses from the connected address are ignored.
-	h.expectDrop(DropAddressConnected, func() { c.deliver(c.responsePacket()) })
+	h.expectDrop(ServerDropAddressConnected, func() { c.deliver(c.responsePacket()) })
 }
 
 func TestServerRequestChecksInOrder(t *testing.T) {
@@ -269,29 +269,29 @@ func TestServerRequestChecksInOrder(t *testing.T) {
 	with := func(f func(b []byte)) []byte { b := bytes.Clone(valid); f(b); return b }
 	const tokenAt = 1 + VersionInfoBytes + 8 + 8 + ConnectTokenNonceBytes
 
-	h.expectDrop(DropPacketSize, func() { c.deliver(valid[:1077]) })
-	h.expectDrop(DropPacketSize, func() { c.deliver(append(bytes.Clone(valid), 0)) })
-	h.expectDrop(DropPacketSize, func() { c.deliver(nil) })
+	h.expectDrop(ServerDropPacketSize, func() { c.deliver(valid[:1077]) })
+	h.expectDrop(ServerDropPacketSize, func() { c.deliver(append(bytes.Clone(valid), 0)) })
+	h.expectDrop(ServerDropPacketSize, func() { c.deliver(nil) })
 	// Each case also breaks every later check, proving which check runs first.
-	h.expectDrop(DropVersion, func() { c.deliver(with(func(b []byte) { b[1] = 'X'; b[14] ^= 1; b[tokenAt] ^= 1 })) })
-	h.expectDrop(DropProtocolID, func() { c.deliver(with(func(b []byte) { b[14] ^= 1; b[tokenAt] ^= 1 })) })
-	h.expectDrop(DropTokenDecrypt, func() { c.deliver(with(func(b []byte) { b[tokenAt] ^= 1 })) })
-	h.expectDrop(DropTokenDecrypt, func() { c.deliver(with(func(b []byte) { b[22] ^= 1 })) }) // expire is authenticated
+	h.expectDrop(ServerDropVersion, func() { c.deliver(with(func(b []byte) { b[1] = 'X'; b[14] ^= 1; b[tokenAt] ^= 1 })) })
+	h.expectDrop(ServerDropProtocolID, func() { c.deliver(with(func(b []byte) { b[14] ^= 1; b[tokenAt] ^= 1 })) })
+	h.expectDrop(ServerDropTokenDecrypt, func() { c.deliver(with(func(b []byte) { b[tokenAt] ^= 1 })) })
+	h.expectDrop(ServerDropTokenDecrypt, func() { c.deliver(with(func(b []byte) { b[22] ^= 1 })) }) // expire is authenticated
 
 	// Expired: expire <= now, checked before decryption.
 	h.now = time.Unix(int64(c.tok.ExpireTimestamp), 0)
-	h.expectDrop(DropTokenExpired, func() { c.deliver(with(func(b []byte) { b[tokenAt] ^= 1 })) })
+	h.expectDrop(ServerDropTokenExpired, func() { c.deliver(with(func(b []byte) { b[tokenAt] ^= 1 })) })
 	h.now = testEpoch
 
 	// Other private key: fails to decrypt.
 	p := h.tokenParams(c.addr)
 	p.PrivateKey = Key{1}
-	h.expectDrop(DropTokenDecrypt, func() { c.deliver(h.clientWith(c.addr.String(), p).requestPacket()) })
+	h.expectDrop(ServerDropTokenDecrypt, func() { c.deliver(h.clientWith(c.addr.String(), p).requestPacket()) })
 
 	// The server's public address must be in the private part.
 	p = h.tokenParams(c.addr)
 	p.InternalAddresses = []netip.AddrPort{netip.MustParseAddrPort("10.0.0.5:40000")}
-	h.expectDrop(DropServerAddress, func() { c.deliver(h.clientWith(c.addr.String(), p).requestPacket()) })
+	h.expectDrop(ServerDropServerAddress, func() { c.deliver(h.clientWith(c.addr.String(), p).requestPacket()) })
 
 	if h.s.Stats().Requests != 0 || h.s.Stats().PacketsReceived != 10 {
 		t.Fatalf("stats %+v", h.s.Stats())
@@ -327,13 +327,13 @@ func TestServerConnectedChecks(t *testing.T) {
 	h.s.Events()
 
 	// A request from a connected address is ignored after decryption.
-	h.expectDrop(DropAddressConnected, func() { a.deliver(h.client(a.addr.String()).requestPacket()) })
+	h.expectDrop(ServerDropAddressConnected, func() { a.deliver(h.client(a.addr.String()).requestPacket()) })
 
 	// A second token for a connected client id, from another address.
 	p := h.tokenParams(netip.AddrPort{})
 	p.ClientID = h.s.slots[0].id
 	b := h.clientWith("198.51.100.8:5000", p)
-	h.expectDrop(DropClientIDConnected, func() { b.deliver(b.requestPacket()) })
+	h.expectDrop(ServerDropClientIDConnected, func() { b.deliver(b.requestPacket()) })
 
 	// The client id check also runs on the response: get a challenge for
 	// the id while it is free, connect the id elsewhere, then respond.
@@ -344,30 +344,30 @@ func TestServerConnectedChecks(t *testing.T) {
 	c2 := h.clientWith("198.51.100.21:5000", &p2)
 	c1.challenge()
 	c2.connect()
-	h.expectDrop(DropClientIDConnected, func() { c1.deliver(c1.responsePacket()) })
+	h.expectDrop(ServerDropClientIDConnected, func() { c1.deliver(c1.responsePacket()) })
 }
 
 func TestServerDropsClientOnlyPackets(t *testing.T) {
 	h := newServerHarness(t, ServerConfig{})
 	c := h.client("198.51.100.7:5000")
 	c.connect()
-	h.expectDrop(DropPacketType, func() { c.deliver(c.seal(Packet{Type: ConnectionChallenge})) })
-	h.expectDrop(DropPacketType, func() { c.deliver(c.seal(Packet{Type: ConnectionDenied})) })
-	h.expectDrop(DropPacketType, func() { c.deliver([]byte{0x17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) })
-	h.expectDrop(DropSequenceBytes, func() { c.deliver(append([]byte{0x95}, make([]byte, 30)...)) })
+	h.expectDrop(ServerDropPacketType, func() { c.deliver(c.seal(Packet{Type: ConnectionChallenge})) })
+	h.expectDrop(ServerDropPacketType, func() { c.deliver(c.seal(Packet{Type: ConnectionDenied})) })
+	h.expectDrop(ServerDropPacketType, func() { c.deliver([]byte{0x17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) })
+	h.expectDrop(ServerDropSequenceBytes, func() { c.deliver(append([]byte{0x95}, make([]byte, 30)...)) })
 	// Unknown address: cheap checks first, then "no keys".
 	stranger := h.client("198.51.100.99:1")
-	h.expectDrop(DropNoMapping, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionKeepAlive})) })
-	h.expectDrop(DropPacketType, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionDenied})) })
+	h.expectDrop(ServerDropNoMapping, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionKeepAlive})) })
+	h.expectDrop(ServerDropPacketType, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionDenied})) })
 	// Pending handshake: keep-alives are not accepted before the response.
 	stranger.challenge()
-	h.expectDrop(DropNotConnected, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionKeepAlive})) })
-	h.expectDrop(DropDecrypt, func() {
+	h.expectDrop(ServerDropNotConnected, func() { stranger.deliver(stranger.seal(Packet{Type: ConnectionKeepAlive})) })
+	h.expectDrop(ServerDropDecrypt, func() {
 		pkt := stranger.responsePacket()
 		pkt[5] ^= 1
 		stranger.deliver(pkt)
 	})
-	h.expectDrop(DropChallengeToken, func() {
+	h.expectDrop(ServerDropChallengeToken, func() {
 		stranger.challengeToken[0] ^= 1
 		stranger.deliver(stranger.responsePacket())
 	})
@@ -382,7 +382,7 @@ func TestServerTokenOneSession(t *testing.T) {
 	// Pending: another address may not use the token...
 	thief := *c
 	thief.addr = netip.MustParseAddrPort("198.51.100.66:5000")
-	h.expectDrop(DropTokenReused, func() { thief.deliver(thief.requestPacket()) })
+	h.expectDrop(ServerDropTokenReused, func() { thief.deliver(thief.requestPacket()) })
 	// ...but the same address may retry, and gets a fresh challenge.
 	second := c.challenge()
 	if second.ChallengeSequence != 1 || second.Sequence != 1<<63+1 {
@@ -396,8 +396,8 @@ func TestServerTokenOneSession(t *testing.T) {
 	if h.s.ConnectedClients() != 0 {
 		t.Fatal("client still connected")
 	}
-	h.expectDrop(DropTokenReused, func() { c.deliver(c.requestPacket()) })
-	h.expectDrop(DropTokenReused, func() { thief.deliver(thief.requestPacket()) })
+	h.expectDrop(ServerDropTokenReused, func() { c.deliver(c.requestPacket()) })
+	h.expectDrop(ServerDropTokenReused, func() { thief.deliver(thief.requestPacket()) })
 	// A new token for the same client works.
 	h.client(c.addr.String()).connect()
 }
@@ -411,7 +411,7 @@ func TestServerTokenHistoryFull(t *testing.T) {
 	short.Expiry = 29 * time.Second // a different expiry, after the first token's
 	h.clientWith("198.51.100.2:1", short).challenge()
 	late := h.client("198.51.100.3:1")
-	h.expectDrop(DropTokenHistoryFull, func() { late.deliver(late.requestPacket()) })
+	h.expectDrop(ServerDropTokenHistoryFull, func() { late.deliver(late.requestPacket()) })
 	// Once an entry expires its room is reused; unexpired ones are never evicted.
 	h.now = time.Unix(int64(late.tok.CreateTimestamp-2+30), 0)
 	late.challenge()
@@ -433,7 +433,7 @@ func TestServerRestart(t *testing.T) {
 	if ev := h.s.Events(); len(ev) != 1 || ev[0].Reason != ReasonServerDisconnected {
 		t.Fatalf("events %+v", ev)
 	}
-	h.expectDrop(DropNotRunning, func() { c.deliver(c.requestPacket()) })
+	h.expectDrop(ServerDropNotRunning, func() { c.deliver(c.requestPacket()) })
 
 	h.advance(time.Second)
 	if err := h.s.Start(h.now); err != nil {
@@ -444,7 +444,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	// Tokens minted before the start are refused: their history was lost.
 	fresh := h.client("198.51.100.9:5000")
-	h.expectDrop(DropTokenTooOld, func() { old.deliver(old.requestPacket()) })
+	h.expectDrop(ServerDropTokenTooOld, func() { old.deliver(old.requestPacket()) })
 	// A token minted after the start is accepted, and the global sequence
 	// starts again at 1<<63.
 	if ch := fresh.challenge(); ch.Sequence != 1<<63 || ch.ChallengeSequence != 0 {
@@ -453,14 +453,14 @@ func TestServerRestart(t *testing.T) {
 	// The challenge key is new: a challenge token from before the restart
 	// does not open.
 	fresh.challengeToken, fresh.challengeSeq = old.challengeToken, old.challengeSeq
-	h.expectDrop(DropChallengeToken, func() { fresh.deliver(fresh.responsePacket()) })
+	h.expectDrop(ServerDropChallengeToken, func() { fresh.deliver(fresh.responsePacket()) })
 }
 
 func TestServerRestartRuleBoundary(t *testing.T) {
 	h := newServerHarness(t, ServerConfig{MaxTokenLifetime: 60 * time.Second})
 	// A 30 s token minted at the start is 30 s "older" than the lifetime allows.
 	c := h.client("198.51.100.7:5000")
-	h.expectDrop(DropTokenTooOld, func() { c.deliver(c.requestPacket()) })
+	h.expectDrop(ServerDropTokenTooOld, func() { c.deliver(c.requestPacket()) })
 	h.advance(30 * time.Second)
 	h.client("198.51.100.8:5000").challenge()
 }
@@ -565,7 +565,7 @@ func TestServerTimeout(t *testing.T) {
 		t.Fatalf("events %+v", ev)
 	}
 	// The slot and address are free again.
-	h.expectDrop(DropNoMapping, func() { c.deliver(c.seal(Packet{Type: ConnectionKeepAlive})) })
+	h.expectDrop(ServerDropNoMapping, func() { c.deliver(c.seal(Packet{Type: ConnectionKeepAlive})) })
 }
 
 func TestServerTimeoutDisabled(t *testing.T) {
@@ -643,7 +643,7 @@ func TestServerMappingExpires(t *testing.T) {
 	c := h.client("198.51.100.7:5000")
 	c.challenge()
 	h.advance(5 * time.Second) // the token's timeout, with nothing exchanged
-	h.expectDrop(DropNoMapping, func() { c.deliver(c.responsePacket()) })
+	h.expectDrop(ServerDropNoMapping, func() { c.deliver(c.responsePacket()) })
 
 	// The table is bounded: 4 mappings per slot.
 	h = newServerHarness(t, ServerConfig{MaxClients: 1})
@@ -651,7 +651,7 @@ func TestServerMappingExpires(t *testing.T) {
 		h.client(netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}), 1).String()).challenge()
 	}
 	extra := h.client("198.51.100.200:1")
-	h.expectDrop(DropMappingFull, func() { extra.deliver(extra.requestPacket()) })
+	h.expectDrop(ServerDropMappingFull, func() { extra.deliver(extra.requestPacket()) })
 	// Expired mappings make room.
 	h.advance(5 * time.Second)
 	h.s.Update(h.now)
@@ -670,9 +670,9 @@ func TestServerPayloads(t *testing.T) {
 	for n := range 5 {
 		pkt := c.seal(Packet{Type: ConnectionPayload, Payload: bytes.Repeat([]byte{byte(n)}, n+1)})
 		if n == 1 {
-			h.expectDrop(DropReplayed, func() { c.deliver(bytes.Clone(pkt)); c.deliver(bytes.Clone(pkt)) })
+			h.expectDrop(ServerDropReplayed, func() { c.deliver(bytes.Clone(pkt)); c.deliver(bytes.Clone(pkt)) })
 		} else if n == 4 {
-			h.expectDrop(DropReceiveQueueFull, func() { c.deliver(pkt) })
+			h.expectDrop(ServerDropReceiveQueueFull, func() { c.deliver(pkt) })
 			continue
 		} else {
 			c.deliver(pkt)
@@ -690,7 +690,7 @@ func TestServerPayloads(t *testing.T) {
 		t.Fatal("extra payload")
 	}
 	info, _ := h.s.Client(i)
-	if info.Stats.PayloadsReceived != 4 || info.Stats.Dropped[DropReplayed] != 1 || info.Stats.Dropped[DropReceiveQueueFull] != 1 {
+	if info.Stats.PayloadsReceived != 4 || info.Stats.Dropped[ServerDropReplayed] != 1 || info.Stats.Dropped[ServerDropReceiveQueueFull] != 1 {
 		t.Fatalf("client stats %+v", info.Stats)
 	}
 }
@@ -841,7 +841,7 @@ func TestServerOutboxBounded(t *testing.T) {
 	if got := len(h.s.Outgoing()); got != h.s.maxOut {
 		t.Fatalf("outbox holds %d datagrams, bound %d", got, h.s.maxOut)
 	}
-	if h.dropped(DropOutboxFull) == 0 {
+	if h.dropped(ServerDropOutboxFull) == 0 {
 		t.Fatal("outbox overflow not counted")
 	}
 }
@@ -868,9 +868,9 @@ func TestNewServerConfig(t *testing.T) {
 	}
 }
 
-func TestDropReasonNames(t *testing.T) {
+func TestServerDropReasonNames(t *testing.T) {
 	seen := map[string]bool{}
-	for r := range NumDropReasons {
+	for r := range NumServerDropReasons {
 		name := r.String()
 		if name == "" || name == "unknown" || seen[name] {
 			t.Fatalf("reason %d has name %q", r, name)

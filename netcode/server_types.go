@@ -25,38 +25,39 @@ var (
 	ErrNotLoopbackClient = errors.New("netcode: client is not a loopback client")
 )
 
-// DropReason says why the server ignored a packet (or could not queue one).
-type DropReason uint8
+// ServerDropReason says why a Server ignored a packet (or could not queue
+// one). A Client counts its own drops by ClientDropReason.
+type ServerDropReason uint8
 
-// Reasons for dropped packets, roughly in the order the checks run.
+// Reasons the server drops packets, roughly in the order the checks run.
 const (
-	DropNotRunning        DropReason = iota // server stopped
-	DropPacketSize                          // impossible size, before or after decryption
-	DropPacketType                          // invalid type, or one a server never accepts (denied, challenge)
-	DropSequenceBytes                       // sequence length outside [1,8]
-	DropVersion                             // request with other version info
-	DropProtocolID                          // request for another protocol id
-	DropTokenExpired                        // request whose token has expired
-	DropTokenTooOld                         // request whose token was minted before this start (restart rule)
-	DropTokenDecrypt                        // private token failed to authenticate
-	DropTokenInvalid                        // private token decrypted but did not parse
-	DropServerAddress                       // this server's public address is not in the token
-	DropAddressConnected                    // handshake packet from an address that is already connected
-	DropClientIDConnected                   // handshake for a client id that is already connected
-	DropTokenReused                         // token already used from another address, or already consumed
-	DropTokenHistoryFull                    // token history full of unexpired tokens
-	DropMappingFull                         // no room for another encryption mapping
-	DropNoMapping                           // encrypted packet from an address with no keys
-	DropNotConnected                        // keep-alive, payload or disconnect from a handshake not finished
-	DropReplayed                            // replay window rejected the sequence
-	DropDecrypt                             // packet failed to authenticate
-	DropChallengeToken                      // challenge token failed to authenticate
-	DropReceiveQueueFull                    // client's received payload queue full
-	DropOutboxFull                          // outgoing datagram queue full (not drained)
-	NumDropReasons                          // number of reasons, for sizing arrays
+	ServerDropNotRunning        ServerDropReason = iota // server stopped
+	ServerDropPacketSize                                // impossible size, before or after decryption
+	ServerDropPacketType                                // invalid type, or one a server never accepts (denied, challenge)
+	ServerDropSequenceBytes                             // sequence length outside [1,8]
+	ServerDropVersion                                   // request with other version info
+	ServerDropProtocolID                                // request for another protocol id
+	ServerDropTokenExpired                              // request whose token has expired
+	ServerDropTokenTooOld                               // request whose token was minted before this start (restart rule)
+	ServerDropTokenDecrypt                              // private token failed to authenticate
+	ServerDropTokenInvalid                              // private token decrypted but did not parse
+	ServerDropServerAddress                             // this server's public address is not in the token
+	ServerDropAddressConnected                          // handshake packet from an address that is already connected
+	ServerDropClientIDConnected                         // handshake for a client id that is already connected
+	ServerDropTokenReused                               // token already used from another address, or already consumed
+	ServerDropTokenHistoryFull                          // token history full of unexpired tokens
+	ServerDropMappingFull                               // no room for another encryption mapping
+	ServerDropNoMapping                                 // encrypted packet from an address with no keys
+	ServerDropNotConnected                              // keep-alive, payload or disconnect from a handshake not finished
+	ServerDropReplayed                                  // replay window rejected the sequence
+	ServerDropDecrypt                                   // packet failed to authenticate
+	ServerDropChallengeToken                            // challenge token failed to authenticate
+	ServerDropReceiveQueueFull                          // client's received payload queue full
+	ServerDropOutboxFull                                // outgoing datagram queue full (not drained)
+	NumServerDropReasons                                // number of reasons, for sizing arrays
 )
 
-var dropReasonNames = [NumDropReasons]string{
+var serverDropReasonNames = [NumServerDropReasons]string{
 	"not running", "packet size", "packet type", "sequence bytes", "version",
 	"protocol id", "token expired", "token too old", "token decrypt", "token invalid",
 	"server address", "address connected", "client id connected", "token reused",
@@ -64,18 +65,19 @@ var dropReasonNames = [NumDropReasons]string{
 	"decrypt", "challenge token", "receive queue full", "outbox full",
 }
 
-func (r DropReason) String() string {
-	if r < NumDropReasons {
-		return dropReasonNames[r]
+func (r ServerDropReason) String() string {
+	if r < NumServerDropReasons {
+		return serverDropReasonNames[r]
 	}
 	return "unknown"
 }
 
-// DropCounts counts drops by reason, indexed by DropReason.
-type DropCounts [NumDropReasons]uint64
+// ServerDropCounts counts a server's drops by reason, indexed by
+// ServerDropReason: server-wide in ServerStats, and per slot in SlotStats.
+type ServerDropCounts [NumServerDropReasons]uint64
 
 // Total is the sum over all reasons.
-func (d *DropCounts) Total() uint64 {
+func (d *ServerDropCounts) Total() uint64 {
 	return sum(d[:])
 }
 
@@ -109,19 +111,20 @@ type ServerStats struct {
 	// and the queue reached 4*MaxClients+64.
 	EventsDropped uint64
 
-	Dropped DropCounts
+	Dropped ServerDropCounts
 }
 
-// ClientStats are the counters of one connection, reset when a client takes
-// the slot.
-type ClientStats struct {
+// SlotStats are the counters a Server keeps for one client slot, reset when
+// a client takes the slot; ClientInfo.Stats reports them. The client end of
+// a connection counts its own in ClientStats.
+type SlotStats struct {
 	PacketsReceived    uint64
 	PacketsSent        uint64
 	PayloadsReceived   uint64
 	PayloadsSent       uint64
 	KeepAlivesReceived uint64
 	KeepAlivesSent     uint64
-	Dropped            DropCounts
+	Dropped            ServerDropCounts
 }
 
 // ClientInfo describes the client in a slot.
@@ -139,7 +142,7 @@ type ClientInfo struct {
 	// Timeout is the connection timeout from the token; zero or negative
 	// means timeouts are disabled.
 	Timeout time.Duration
-	Stats   ClientStats
+	Stats   SlotStats
 }
 
 // EventKind says what happened to a client slot.

@@ -221,7 +221,7 @@ func (cl *client) connectedLocked(now time.Time) {
 	cl.later(c, c.ep.StepLocked(now, nil))
 }
 
-func clientStats(st netcode.ClientCounters) Stats {
+func clientStats(st netcode.ClientStats) Stats {
 	return Stats{
 		PacketsSent: st.PacketsSent, PacketsReceived: st.PacketsReceived,
 		PayloadsSent: st.PayloadsSent, PayloadsReceived: st.PayloadsReceived,

@@ -108,7 +108,7 @@ func TestLoopbackReservesClientID(t *testing.T) {
 		if _, err := w.dial("10.0.0.2:5000", tok, nil); !errors.Is(err, netcode.ErrConnectionRequestTimedOut) {
 			t.Fatalf("Dial with the loopback client's id: %v", err)
 		}
-		if n := l.ServerStats().Dropped[netcode.DropClientIDConnected]; n == 0 {
+		if n := l.ServerStats().Dropped[netcode.ServerDropClientIDConnected]; n == 0 {
 			t.Fatal("server counted no client-id-connected drop")
 		}
 		if _, err := l.ConnectLoopback(500, loopUserData(1)); !errors.Is(err, netcode.ErrClientIDConnected) {

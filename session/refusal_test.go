@@ -21,16 +21,16 @@ func TestDialRefusals(t *testing.T) {
 		name string
 		mod  func(*netcode.TokenParams)
 		want error
-		drop netcode.DropReason // the server's count of the refusal
+		drop netcode.ServerDropReason // the server's count of the refusal
 	}{
-		{"wrong key", func(p *netcode.TokenParams) { p.PrivateKey[0]++ }, netcode.ErrConnectionRequestTimedOut, netcode.DropTokenDecrypt},
-		{"wrong protocol id", func(p *netcode.TokenParams) { p.ProtocolID++ }, netcode.ErrConnectionRequestTimedOut, netcode.DropProtocolID},
+		{"wrong key", func(p *netcode.TokenParams) { p.PrivateKey[0]++ }, netcode.ErrConnectionRequestTimedOut, netcode.ServerDropTokenDecrypt},
+		{"wrong protocol id", func(p *netcode.TokenParams) { p.ProtocolID++ }, netcode.ErrConnectionRequestTimedOut, netcode.ServerDropProtocolID},
 		{"expired on the server's clock", func(p *netcode.TokenParams) {
 			// Minted long ago with a long lifetime: the client still
 			// believes in it, the server's clock says it is over.
 			p.Now = time.Now().Add(-time.Hour)
 			p.Expiry = time.Hour
-		}, netcode.ErrConnectionRequestTimedOut, netcode.DropTokenExpired},
+		}, netcode.ErrConnectionRequestTimedOut, netcode.ServerDropTokenExpired},
 		{"lifetime over before connecting", func(p *netcode.TokenParams) {
 			p.Expiry = time.Second
 			p.Timeout = 5 * time.Second
@@ -82,7 +82,7 @@ func TestTokenReuse(t *testing.T) {
 		if _, err := w.dial("10.0.0.4:5000", tok, nil); !errors.Is(err, netcode.ErrConnectionRequestTimedOut) {
 			t.Fatalf("use after disconnect: %v", err)
 		}
-		if n := l.ServerStats().Dropped[netcode.DropTokenReused]; n == 0 {
+		if n := l.ServerStats().Dropped[netcode.ServerDropTokenReused]; n == 0 {
 			t.Error("no token-reuse drop counted")
 		}
 	})

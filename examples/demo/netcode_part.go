@@ -43,7 +43,7 @@ type clientResult struct {
 	connectTime       time.Duration
 	sent, echoed      int
 	corrupt, repeated int
-	stats             netcode.ClientCounters
+	stats             netcode.ClientStats
 	err               error
 }
 
@@ -172,10 +172,10 @@ func netcodePart(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "  server: %d connects, %d disconnects (%s); %d payloads received, %d sent\n",
 		st.Connects, st.Disconnects, strings.Join(reasons, ", "), st.PayloadsReceived, st.PayloadsSent)
 	fmt.Fprintf(out, "  server drops: %s\n", serverDrops(st.Dropped))
-	if st.Dropped[netcode.DropNoMapping] > 0 {
+	if st.Dropped[netcode.ServerDropNoMapping] > 0 {
 		fmt.Fprintln(out, "    (no mapping: each client sends 10 redundant disconnect packets; the first frees its slot)")
 	}
-	if st.Dropped[netcode.DropReplayed] > 0 {
+	if st.Dropped[netcode.ServerDropReplayed] > 0 {
 		fmt.Fprintln(out, "    (replayed: the relay's duplicates, refused by replay protection)")
 	}
 	printRelay(out, relayStats)
@@ -341,11 +341,11 @@ func serverEvents(ctx context.Context, server *netcode.ServerConn, results []cli
 }
 
 // serverDrops lists the nonzero drop counters by reason.
-func serverDrops(d netcode.DropCounts) string {
+func serverDrops(d netcode.ServerDropCounts) string {
 	var parts []string
 	for r, n := range d {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", netcode.DropReason(r), n))
+			parts = append(parts, fmt.Sprintf("%s=%d", netcode.ServerDropReason(r), n))
 		}
 	}
 	if len(parts) == 0 {
