@@ -187,7 +187,6 @@ type Client struct {
 	cfg        ClientConfig
 	log        zerolog.Logger
 	queueSize  int
-	maxOut     int
 	state      ClientState
 	now        time.Time
 	token      ConnectToken
@@ -208,12 +207,7 @@ type Client struct {
 	clientIndex    int
 	maxClients     int
 
-	// Outgoing datagrams accumulate back to back in out; Outgoing hands
-	// them over and swaps in the other buffers, so what it returned stays
-	// valid while the caller keeps using the client.
-	out, outPrev         []byte
-	outList, outPrevList []outRef
-	outView              []Datagram
+	out outbox
 
 	payloads payloadQueue // received, for ReceivePayload
 
@@ -229,12 +223,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.OutboxSize < 0 {
 		return nil, fmt.Errorf("netcode: negative OutboxSize %d", cfg.OutboxSize)
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, queueSize: cfg.ReceiveQueueSize, maxOut: cfg.OutboxSize, clientIndex: -1}
+	c := &Client{cfg: cfg, log: cfg.Logger, queueSize: cfg.ReceiveQueueSize, out: outbox{max: cfg.OutboxSize}, clientIndex: -1}
 	if c.queueSize == 0 {
 		c.queueSize = DefaultReceiveQueueSize
 	}
-	if c.maxOut == 0 {
-		c.maxOut = DefaultClientOutboxSize
+	if c.out.max == 0 {
+		c.out.max = DefaultClientOutboxSize
 	}
 	return c, nil
 }
@@ -546,27 +540,17 @@ func (c *Client) Disconnect(now time.Time) {
 // Outgoing returns the datagrams queued since the last call, for the driver
 // to send. The slice and the bytes it points to are valid until the next
 // call to Outgoing.
-func (c *Client) Outgoing() []Datagram {
-	c.outView = c.outView[:0]
-	for _, r := range c.outList {
-		c.outView = append(c.outView, Datagram{Data: c.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
-	}
-	c.out, c.outPrev = c.outPrev[:0], c.out
-	c.outList, c.outPrevList = c.outPrevList[:0], c.outList
-	return c.outView
-}
+func (c *Client) Outgoing() []Datagram { return c.out.take() }
 
 func (c *Client) reserve() bool {
-	if len(c.outList) >= c.maxOut {
+	if c.out.full() {
 		c.drop(ClientDropOutboxFull)
 		return false
 	}
 	return true
 }
 
-func (c *Client) queued(off int) {
-	n := len(c.out) - off
-	c.outList = append(c.outList, outRef{off: off, n: n, to: c.server})
+func (c *Client) queued(n int) {
 	c.stats.PacketsSent++
 	c.stats.BytesSent += uint64(n)
 }
@@ -581,9 +565,7 @@ func (c *Client) sendRequest(now time.Time) {
 		TokenNonce:      c.token.Nonce,
 		TokenData:       c.token.PrivateData,
 	}
-	off := len(c.out)
-	c.out = r.Append(c.out)
-	c.queued(off)
+	c.queued(c.out.request(&r, c.server))
 	c.lastSend = now
 	c.stats.RequestsSent++
 }
@@ -612,14 +594,7 @@ func (c *Client) sendPacket(p *Packet, now time.Time) bool {
 	}
 	p.Sequence = c.sequence
 	c.sequence++
-	off := len(c.out)
-	out, err := p.Append(c.out, c.send)
-	if err != nil {
-		// Only reachable through a bug: every packet built here is valid.
-		panic("netcode: client built an invalid packet: " + err.Error())
-	}
-	c.out = out
-	c.queued(off)
+	c.queued(c.out.packet(p, c.send, c.server))
 	c.lastSend = now
 	return true
 }

@@ -102,14 +102,8 @@ type Server struct {
 	maxHistory   int
 	historyFloor uint64 // no history entry expires before this unix time
 
-	// Outgoing datagrams accumulate back to back in out; Outgoing hands
-	// them over and swaps in the other buffers, so what it returned stays
-	// valid while the caller keeps using the server.
-	out, outPrev         []byte
-	outList, outPrevList []outRef
-	outView              []Datagram
-	maxOut               int
-	events, eventsPrev   []Event
+	out                outbox
+	events, eventsPrev []Event
 
 	stats ServerStats
 
@@ -117,11 +111,6 @@ type Server struct {
 	req  RequestPacket
 	priv ConnectTokenPrivate
 	pkt  Packet
-}
-
-type outRef struct {
-	off, n int
-	to     netip.AddrPort
 }
 
 // mapping holds the keys of a handshake in progress, by address.
@@ -203,7 +192,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		maxMappings: 4 * cfg.MaxClients,
 		history:     make(map[[MACBytes]byte]historyEntry),
 		maxHistory:  cfg.TokenHistorySize,
-		maxOut:      1024 + 16*cfg.MaxClients,
+		out:         outbox{max: 1024 + 16*cfg.MaxClients},
 	}
 	return s, nil
 }
@@ -312,32 +301,17 @@ func (s *Server) event(e Event) {
 // Outgoing returns the datagrams queued since the last call, for the driver
 // to send. The slice and the bytes it points to are valid until the next
 // call to Outgoing.
-func (s *Server) Outgoing() []Datagram {
-	s.outView = s.outView[:0]
-	for _, r := range s.outList {
-		s.outView = append(s.outView, Datagram{Data: s.out[r.off : r.off+r.n : r.off+r.n], Addr: r.to})
-	}
-	s.out, s.outPrev = s.outPrev[:0], s.out
-	s.outList, s.outPrevList = s.outPrevList[:0], s.outList
-	return s.outView
-}
+func (s *Server) Outgoing() []Datagram { return s.out.take() }
 
 // send seals p with c and queues it for to.
 func (s *Server) send(p *Packet, c *PacketCipher, to netip.AddrPort) bool {
-	if len(s.outList) >= s.maxOut {
+	if s.out.full() {
 		s.stats.Dropped[ServerDropOutboxFull]++
 		return false
 	}
-	off := len(s.out)
-	out, err := p.Append(s.out, c)
-	if err != nil {
-		// Only reachable through a bug: every packet built here is valid.
-		panic("netcode: server built an invalid packet: " + err.Error())
-	}
-	s.out = out
-	s.outList = append(s.outList, outRef{off: off, n: len(out) - off, to: to})
+	n := s.out.packet(p, c, to)
 	s.stats.PacketsSent++
-	s.stats.BytesSent += uint64(len(out) - off)
+	s.stats.BytesSent += uint64(n)
 	return true
 }
 

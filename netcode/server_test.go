@@ -833,13 +833,13 @@ func TestServerOutboxBounded(t *testing.T) {
 	h := newServerHarness(t, ServerConfig{MaxClients: 1})
 	c := h.client("198.51.100.7:5000")
 	i := c.connect()
-	for range h.s.maxOut + 10 {
+	for range h.s.out.max + 10 {
 		if err := h.s.SendPayload(i, []byte{1}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := len(h.s.Outgoing()); got != h.s.maxOut {
-		t.Fatalf("outbox holds %d datagrams, bound %d", got, h.s.maxOut)
+	if got := len(h.s.Outgoing()); got != h.s.out.max {
+		t.Fatalf("outbox holds %d datagrams, bound %d", got, h.s.out.max)
 	}
 	if h.dropped(ServerDropOutboxFull) == 0 {
 		t.Fatal("outbox overflow not counted")
