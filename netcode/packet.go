@@ -2,6 +2,7 @@ package netcode
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -252,4 +253,32 @@ func ReadPacket(b []byte, c *PacketCipher, accept PacketTypes, replay *ReplayPro
 	p.Type = typ
 	p.Sequence = seq
 	return nil
+}
+
+// sequenceBytes is the number of bytes the variable-length encoding of seq
+// takes: the minimum that holds it, and 1 for 0.
+func sequenceBytes(seq uint64) int {
+	n := (bits.Len64(seq) + 7) / 8
+	if n == 0 {
+		return 1
+	}
+	return n
+}
+
+// appendSequence writes the low n bytes of seq, low byte first.
+func appendSequence(b []byte, seq uint64, n int) []byte {
+	for range n {
+		b = append(b, byte(seq))
+		seq >>= 8
+	}
+	return b
+}
+
+// readSequence reads an n-byte little-endian sequence number; len(b) >= n.
+func readSequence(b []byte, n int) uint64 {
+	var seq uint64
+	for i := n - 1; i >= 0; i-- {
+		seq = seq<<8 | uint64(b[i])
+	}
+	return seq
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var testPacketKey = Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}
@@ -237,5 +240,69 @@ func TestPayloadPathDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("payload write+read allocates %.1f times per packet", allocs)
+	}
+}
+
+func TestVectorPackets(t *testing.T) {
+	v := loadVectors(t)
+	protocolID := uint64(v.Inputs.ProtocolID)
+	for _, pv := range v.Packets {
+		name := pv.Type + "/" + strconv.FormatUint(pv.Sequence, 10) + "/" + strconv.Itoa(pv.PayloadBytes)
+		t.Run(name, func(t *testing.T) {
+			typ, ok := packetTypeByName[pv.Type]
+			if !ok {
+				t.Fatalf("unknown type %q", pv.Type)
+			}
+			if typ == ConnectionRequest {
+				want := RequestPacket{
+					ProtocolID:      protocolID,
+					ExpireTimestamp: v.Inputs.ExpireTimestamp,
+					TokenNonce:      [ConnectTokenNonceBytes]byte(v.Inputs.ConnectTokenNonce),
+					TokenData:       [ConnectTokenPrivateBytes]byte(v.ConnectTokenPrivate.Encrypted),
+				}
+				if got := want.Append(nil); !bytes.Equal(got, pv.Bytes) {
+					t.Fatalf("encoding differs:\n got %x\nwant %x", got, []byte(pv.Bytes))
+				}
+				var got RequestPacket
+				if err := ReadRequestPacket(pv.Bytes, protocolID, v.Inputs.CreateTimestamp, &got); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("decoded (-want +got):\n%s", diff)
+				}
+				return
+			}
+
+			want := Packet{Type: typ, Sequence: pv.Sequence}
+			switch typ {
+			case ConnectionChallenge, ConnectionResponse:
+				want.ChallengeSequence = pv.ChallengeSequence
+				want.ChallengeToken = [ChallengeTokenBytes]byte(v.ChallengeToken.Encrypted)
+			case ConnectionKeepAlive:
+				want.ClientIndex, want.MaxClients = pv.ClientIndex, pv.MaxClients
+			case ConnectionPayload:
+				want.Payload = payloadVector(pv.PayloadBytes)
+			}
+			c := NewPacketCipher(Key(v.PacketKey), protocolID)
+			enc, err := want.Append(nil, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(enc, pv.Bytes) {
+				t.Fatalf("encoding differs:\n got %x\nwant %x", enc, []byte(pv.Bytes))
+			}
+			if want.Len() != len(pv.Bytes) {
+				t.Fatalf("Len() = %d, want %d", want.Len(), len(pv.Bytes))
+			}
+
+			in := bytes.Clone(pv.Bytes)
+			var got Packet
+			if err := ReadPacket(in, c, ServerReceives|ClientReceives, new(ReplayProtection), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("decoded (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -2,7 +2,8 @@ package netcode
 
 import (
 	"encoding/binary"
-	"math/bits"
+	"net/netip"
+	"slices"
 )
 
 // Sizes and limits of netcode 1.02, as the C reference uses them.
@@ -37,37 +38,79 @@ const (
 // anything larger before doing any cryptography.
 const MaxPacketBytes = maxEncryptedPacketBytes
 
-// sequenceBytes is the number of bytes the variable-length encoding of seq
-// takes: the minimum that holds it, and 1 for 0.
-func sequenceBytes(seq uint64) int {
-	n := (bits.Len64(seq) + 7) / 8
-	if n == 0 {
-		return 1
-	}
-	return n
-}
-
-// appendSequence writes the low n bytes of seq, low byte first.
-func appendSequence(b []byte, seq uint64, n int) []byte {
-	for range n {
-		b = append(b, byte(seq))
-		seq >>= 8
-	}
-	return b
-}
-
-// readSequence reads an n-byte little-endian sequence number; len(b) >= n.
-func readSequence(b []byte, n int) uint64 {
-	var seq uint64
-	for i := n - 1; i >= 0; i-- {
-		seq = seq<<8 | uint64(b[i])
-	}
-	return seq
-}
-
 // nonce96 writes the 96-bit nonce netcode uses with ChaCha20-Poly1305 IETF:
 // four zero bytes, then the sequence number little-endian.
 func nonce96(n *[12]byte, seq uint64) {
 	n[0], n[1], n[2], n[3] = 0, 0, 0, 0
 	binary.LittleEndian.PutUint64(n[4:], seq)
+}
+
+// appendZeros appends n zero bytes, without allocating when b has room.
+func appendZeros(b []byte, n int) []byte {
+	if n <= 0 {
+		return b
+	}
+	b = slices.Grow(b, n)
+	start := len(b)
+	b = b[:start+n]
+	clear(b[start:])
+	return b
+}
+
+// reader decodes little-endian fields; the first short read sets err and
+// every later read returns zeros.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil || len(r.b) < n {
+		r.err = ErrPacketSize
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	if v := r.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if v := r.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (r *reader) bytes(dst []byte) {
+	if v := r.take(len(dst)); v != nil {
+		copy(dst, v)
+	}
+}
+
+// addresses reads a u32 count in [1,32] and that many addresses, appending
+// them to dst.
+func (r *reader) addresses(dst []netip.AddrPort) ([]netip.AddrPort, error) {
+	n := r.u32()
+	if r.err != nil {
+		return dst, r.err
+	}
+	if n < 1 || n > MaxServersPerConnect {
+		return dst, ErrServerAddressCount
+	}
+	for range n {
+		a, used, err := parseAddress(r.b)
+		if err != nil {
+			return dst, err
+		}
+		r.b = r.b[used:]
+		dst = append(dst, a)
+	}
+	return dst, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/netip"
-	"slices"
 	"time"
 )
 
@@ -76,30 +75,6 @@ func (t *ConnectTokenPrivate) UnmarshalBinary(data []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	return nil
-}
-
-// ChallengeToken is the plaintext of a challenge token. Its encoding is 300
-// bytes, zero padded; ChallengeCipher encrypts it.
-type ChallengeToken struct {
-	ClientID uint64
-	UserData [UserDataBytes]byte
-}
-
-// AppendBinary appends the 300-byte plaintext encoding of t to b.
-func (t *ChallengeToken) AppendBinary(b []byte) []byte {
-	b = binary.LittleEndian.AppendUint64(b, t.ClientID)
-	b = append(b, t.UserData[:]...)
-	return appendZeros(b, ChallengeTokenBytes-8-UserDataBytes)
-}
-
-// UnmarshalBinary decodes a 300-byte plaintext challenge token.
-func (t *ChallengeToken) UnmarshalBinary(data []byte) error {
-	if len(data) != ChallengeTokenBytes {
-		return ErrPacketSize
-	}
-	t.ClientID = binary.LittleEndian.Uint64(data)
-	copy(t.UserData[:], data[8:])
 	return nil
 }
 
@@ -293,74 +268,4 @@ func wholeSeconds(d time.Duration) int32 {
 		return math.MaxInt32
 	}
 	return int32(s)
-}
-
-// appendZeros appends n zero bytes, without allocating when b has room.
-func appendZeros(b []byte, n int) []byte {
-	if n <= 0 {
-		return b
-	}
-	b = slices.Grow(b, n)
-	start := len(b)
-	b = b[:start+n]
-	clear(b[start:])
-	return b
-}
-
-// reader decodes little-endian fields; the first short read sets err and
-// every later read returns zeros.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) take(n int) []byte {
-	if r.err != nil || len(r.b) < n {
-		r.err = ErrPacketSize
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) u32() uint32 {
-	if v := r.take(4); v != nil {
-		return binary.LittleEndian.Uint32(v)
-	}
-	return 0
-}
-
-func (r *reader) u64() uint64 {
-	if v := r.take(8); v != nil {
-		return binary.LittleEndian.Uint64(v)
-	}
-	return 0
-}
-
-func (r *reader) bytes(dst []byte) {
-	if v := r.take(len(dst)); v != nil {
-		copy(dst, v)
-	}
-}
-
-// addresses reads a u32 count in [1,32] and that many addresses, appending
-// them to dst.
-func (r *reader) addresses(dst []netip.AddrPort) ([]netip.AddrPort, error) {
-	n := r.u32()
-	if r.err != nil {
-		return dst, r.err
-	}
-	if n < 1 || n > MaxServersPerConnect {
-		return dst, ErrServerAddressCount
-	}
-	for range n {
-		a, used, err := parseAddress(r.b)
-		if err != nil {
-			return dst, err
-		}
-		r.b = r.b[used:]
-		dst = append(dst, a)
-	}
-	return dst, nil
 }

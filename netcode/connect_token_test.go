@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -190,37 +189,83 @@ func TestGenerateConnectTokenErrors(t *testing.T) {
 	}
 }
 
-func TestTokenBase64(t *testing.T) {
+func TestVectorPrivateToken(t *testing.T) {
 	v := loadVectors(t)
-	s := EncodeTokenBase64(v.ConnectToken.Bytes)
-	b, err := DecodeTokenBase64(s)
-	if err != nil || !bytes.Equal(b, v.ConnectToken.Bytes) {
-		t.Fatalf("round trip: %v", err)
+	tok := v.privateToken(t)
+
+	plain, err := tok.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := DecodeTokenBase64(EncodeTokenBase64(make([]byte, 100))); !errors.Is(err, ErrTokenSize) {
-		t.Fatalf("short token: %v", err)
+	if !bytes.Equal(plain, v.ConnectTokenPrivate.Plaintext) {
+		t.Fatalf("plaintext differs:\n got %x\nwant %x", plain, []byte(v.ConnectTokenPrivate.Plaintext))
 	}
-	if _, err := DecodeTokenBase64(strings.Repeat("A", 1<<20)); !errors.Is(err, ErrTokenSize) {
-		t.Fatalf("huge input: %v", err)
+	var decoded ConnectTokenPrivate
+	if err := decoded.UnmarshalBinary(v.ConnectTokenPrivate.Plaintext); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := DecodeTokenBase64("!!!!"); err == nil {
-		t.Fatal("invalid base64 accepted")
+	if diff := cmp.Diff(tok, decoded, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatalf("decoded plaintext (-want +got):\n%s", diff)
+	}
+
+	nonce := [ConnectTokenNonceBytes]byte(v.Inputs.ConnectTokenNonce)
+	c := NewTokenCipher(Key(v.Inputs.PrivateKey))
+	sealed, err := c.Seal(&tok, uint64(v.Inputs.ProtocolID), v.Inputs.ExpireTimestamp, &nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sealed[:], v.ConnectTokenPrivate.Encrypted) {
+		t.Fatalf("sealed differs:\n got %x\nwant %x", sealed, []byte(v.ConnectTokenPrivate.Encrypted))
+	}
+	var opened ConnectTokenPrivate
+	if err := c.Open(&sealed, uint64(v.Inputs.ProtocolID), v.Inputs.ExpireTimestamp, &nonce, &opened); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tok, opened, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatalf("opened token (-want +got):\n%s", diff)
+	}
+	// The associated data binds protocol id and expiry.
+	if err := c.Open(&sealed, uint64(v.Inputs.ProtocolID)+1, v.Inputs.ExpireTimestamp, &nonce, &opened); err != ErrDecrypt {
+		t.Fatalf("open with another protocol id: %v, want ErrDecrypt", err)
+	}
+	if err := c.Open(&sealed, uint64(v.Inputs.ProtocolID), v.Inputs.ExpireTimestamp+1, &nonce, &opened); err != ErrDecrypt {
+		t.Fatalf("open with another expiry: %v, want ErrDecrypt", err)
 	}
 }
 
-func TestKeys(t *testing.T) {
-	readme := "60 6a be 6e c9 19 10 ea 9a 65 62 f6 6f 2b 30 e4 43 71 d6 2c d1 99 27 26 6b 3c 60 f4 b7 15 ab a1"
-	k, err := ParseKeyHex(readme)
-	if err != nil || k[0] != 0x60 || k[31] != 0xa1 {
-		t.Fatalf("ParseKeyHex = %x, %v", k, err)
+func TestVectorConnectToken(t *testing.T) {
+	v := loadVectors(t)
+	got, err := GenerateConnectToken(v.tokenParams(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := ParseKeyHex("abcd"); !errors.Is(err, ErrKeySize) {
-		t.Fatalf("short key: %v", err)
+	if !bytes.Equal(got, v.ConnectToken.Bytes) {
+		t.Fatalf("token differs:\n got %x\nwant %x", got, []byte(v.ConnectToken.Bytes))
 	}
-	if _, err := ParseKeyHex(strings.Repeat("zz", 32)); err == nil {
-		t.Fatal("non-hex key accepted")
+
+	var tok ConnectToken
+	if err := tok.UnmarshalBinary(v.ConnectToken.Bytes); err != nil {
+		t.Fatal(err)
 	}
-	if a, b := GenerateKey(), GenerateKey(); a == b || a == (Key{}) {
-		t.Fatal("GenerateKey is not random")
+	want := ConnectToken{
+		ProtocolID:        uint64(v.Inputs.ProtocolID),
+		CreateTimestamp:   v.Inputs.CreateTimestamp,
+		ExpireTimestamp:   v.Inputs.ExpireTimestamp,
+		Nonce:             [ConnectTokenNonceBytes]byte(v.Inputs.ConnectTokenNonce),
+		PrivateData:       [ConnectTokenPrivateBytes]byte(v.ConnectTokenPrivate.Encrypted),
+		TimeoutSeconds:    v.Inputs.TimeoutSeconds,
+		ServerAddresses:   v.addresses(t),
+		ClientToServerKey: Key(v.Inputs.ClientToServerKey),
+		ServerToClientKey: Key(v.Inputs.ServerToClientKey),
+	}
+	if diff := cmp.Diff(want, tok, cmp.Comparer(addrPortEqual)); diff != "" {
+		t.Fatalf("decoded token (-want +got):\n%s", diff)
+	}
+	again, err := tok.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, v.ConnectToken.Bytes) {
+		t.Fatal("re-encoded token differs from the vector")
 	}
 }
