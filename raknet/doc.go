@@ -37,9 +37,10 @@
 // goroutine for its timers.
 //
 // The protocol logic is sans-I/O, as in package reliability: the client
-// and server handshake cores and the per-connection session take the time
-// as an argument and never touch a socket; the goroutine drivers around
-// them are thin. Scenario tests run them on transport/simnet under
+// and server handshake cores, the listener's admission rules (rate limit,
+// block list, cookies, bounds, duplicates) and the per-connection session
+// take the time as an argument and never touch a socket; the goroutine
+// drivers around them are thin. Scenario tests run them on transport/simnet under
 // testing/synctest (ListenConfig.Conn, DialConfig.Conn).
 //
 // A Conn carries user messages: Read and Write use reliable-ordered

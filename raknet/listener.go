@@ -2,7 +2,6 @@ package raknet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -107,31 +106,32 @@ type ListenerStats struct {
 	ReadErrors          uint64 // transient socket read errors
 }
 
+// listenerCounters back ListenerStats: what admission decided, by event,
+// and what only the driver sees.
 type listenerCounters struct {
-	pings, openRequests, connections, accepted, refusedFull, refusedDuplicate,
-	incompatible, backlogOverflow, rateLimited, blocked, sourcesBlocked,
-	malformed, unknownID, badCookie, smallProbe, unsupported, stray, readErrors atomic.Uint64
+	events [numEvents]atomic.Uint64
+
+	connections, accepted, backlogOverflow, sourcesBlocked, readErrors atomic.Uint64
 }
 
 // Listener accepts RakNet connections on one datagram endpoint. It
 // implements net.Listener. One goroutine reads the endpoint and hands
-// each datagram to the connection of its source address, or to the
-// offline handshake.
+// each datagram to the connection of its source address or, from a
+// stranger, to a sans-I/O core that applies the admission rules (see
+// ListenConfig); the Listener sends that core's answers and starts the
+// connections it admits.
 type Listener struct {
 	cfg     ListenConfig
 	tc      transport.Conn
 	local   netip.AddrPort
 	log     zerolog.Logger
 	guid    uint64
-	pong    atomic.Pointer[PongResponse]
 	counter listenerCounters
 
-	// Reader goroutine state; only it touches these.
-	hs      *serverHandshake
-	limiter *rateLimiter
-	blocks  *blockList
-	buf     []byte
-	out     []byte
+	// Only the reader goroutine uses these, but for adm's pong data,
+	// which SetPongData replaces atomically.
+	adm *admission
+	out []byte
 
 	mu      sync.Mutex
 	conns   map[netip.AddrPort]*Conn
@@ -176,38 +176,36 @@ func (cfg ListenConfig) Listen(ctx context.Context, network, address string) (*L
 	return l, nil
 }
 
-func newListener(cfg ListenConfig) (*Listener, error) {
+// withDefaults fills in the zero settings and checks the MTU.
+func (cfg ListenConfig) withDefaults() (ListenConfig, error) {
 	if len(cfg.Protocols) == 0 {
 		cfg.Protocols = []uint8{ProtocolBedrock}
 	}
-	if cfg.MTU == 0 {
-		cfg.MTU = MaxMTU
-	}
+	cfg.MTU = orDefault(cfg.MTU, MaxMTU)
 	if cfg.MTU < reliability.MinMTU || cfg.MTU > MaxMTU {
-		return nil, fmt.Errorf("raknet: listen: MTU %d outside %d..%d", cfg.MTU, reliability.MinMTU, MaxMTU)
+		return cfg, fmt.Errorf("raknet: listen: MTU %d outside %d..%d", cfg.MTU, reliability.MinMTU, MaxMTU)
 	}
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&cfg.MaxConnections, DefaultMaxConnections)
-	def(&cfg.MaxPending, DefaultMaxPending)
-	def(&cfg.AcceptBacklog, DefaultAcceptBacklog)
-	def(&cfg.OfflineBurst, DefaultOfflineBurst)
-	def(&cfg.GarbageStrikes, DefaultGarbageStrikes)
-	def(&cfg.MaxSources, DefaultMaxSources)
+	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
+	cfg.AcceptBacklog = orDefault(cfg.AcceptBacklog, DefaultAcceptBacklog)
+	cfg.OfflineBurst = orDefault(cfg.OfflineBurst, DefaultOfflineBurst)
+	cfg.GarbageStrikes = orDefault(cfg.GarbageStrikes, DefaultGarbageStrikes)
+	cfg.MaxSources = orDefault(cfg.MaxSources, DefaultMaxSources)
 	if cfg.OfflineRate <= 0 {
 		cfg.OfflineRate = DefaultOfflineRate
 	}
-	if cfg.BlockDuration <= 0 {
-		cfg.BlockDuration = DefaultBlockDuration
-	}
-	if cfg.CookieRotation <= 0 {
-		cfg.CookieRotation = DefaultCookieRotation
-	}
+	cfg.BlockDuration = orDefault(cfg.BlockDuration, DefaultBlockDuration)
+	cfg.CookieRotation = orDefault(cfg.CookieRotation, DefaultCookieRotation)
 	if cfg.GUID == 0 {
 		cfg.GUID = randomGUID()
+	}
+	return cfg, nil
+}
+
+func newListener(cfg ListenConfig) (*Listener, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := reliability.New(engineConfig(cfg.Reliability, cfg.MTU, cfg.Logger)); err != nil {
 		return nil, fmt.Errorf("raknet: listen: %w", err)
@@ -218,21 +216,16 @@ func newListener(cfg ListenConfig) (*Listener, error) {
 		local:      cfg.Conn.LocalAddr(),
 		log:        cfg.Logger,
 		guid:       cfg.GUID,
-		hs:         newServerHandshake(cfg.GUID, cfg.Protocols, cfg.MTU, !cfg.DisableCookies, cfg.CookieRotation),
-		limiter:    newRateLimiter(cfg.OfflineRate, cfg.OfflineBurst, cfg.MaxSources),
-		blocks:     newBlockList(cfg.GarbageStrikes, cfg.BlockDuration, cfg.MaxSources),
-		buf:        make([]byte, 2048),
 		conns:      make(map[netip.AddrPort]*Conn),
 		guids:      make(map[uint64]*Conn),
-		loop:       driver.NewLoop(),
 		accept:     make(chan *Conn, cfg.AcceptBacklog),
 		closedCh:   make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
-	if err := l.SetPongData(cfg.PongData); err != nil {
-		l.loop.Stop()
+	if l.adm, err = newAdmission(&cfg, l); err != nil {
 		return nil, err
 	}
+	l.loop = driver.NewLoop()
 	go l.read()
 	return l, nil
 }
@@ -262,146 +255,85 @@ func (l *Listener) read() {
 	}
 }
 
-// handle dispatches one datagram.
+// handle dispatches one datagram: to the connection of its source, or to
+// admission.
 func (l *Listener) handle(b []byte, from netip.AddrPort, now time.Time) {
-	if len(b) == 0 {
-		l.counter.malformed.Add(1)
-		return
+	if len(b) > 0 && !IsOffline(b) {
+		l.mu.Lock()
+		c := l.conns[from]
+		l.mu.Unlock()
+		if c != nil {
+			c.receive(b)
+			return
+		}
 	}
-	l.mu.Lock()
-	c := l.conns[from]
-	l.mu.Unlock()
-	if c != nil && !IsOffline(b) {
-		c.receive(b)
-		return
+	out, v := l.adm.receive(l.out[:0], b, from, now)
+	l.out = out[:0]
+	if v.event == evAdmit && !l.start(v.admit, from, now) {
+		out = out[:0]
 	}
-	if l.blocks.blocked(from.Addr(), now) {
-		l.counter.blocked.Add(1)
-		return
+	// Counted before the reply goes out, so that a peer that has its
+	// answer finds it in Stats.
+	l.counter.events[v.event].Add(1)
+	if v.blocked {
+		l.counter.sourcesBlocked.Add(1)
+		l.log.Debug().Stringer("source", from.Addr()).Msg("raknet: source blocked for sending garbage")
 	}
-	if !IsOffline(b) {
-		l.counter.stray.Add(1)
-		return
-	}
-	if !l.limiter.allow(from, now) {
-		l.counter.rateLimited.Add(1)
-		return
-	}
-	out, reason := l.offline(l.out[:0], b, from, c, now)
 	if len(out) > 0 {
 		if err := l.tc.WriteTo(out, from); err != nil {
 			l.log.Debug().Err(err).Stringer("to", from).Msg("raknet: offline reply failed")
 		}
 	}
-	l.out = out[:0]
-	if reason != dropNone {
-		l.count(reason)
-		if reason == dropMalformed || reason == dropUnknownID {
-			if l.blocks.strike(from.Addr(), now) {
-				l.counter.sourcesBlocked.Add(1)
-				l.log.Debug().Stringer("source", from.Addr()).Msg("raknet: source blocked for sending garbage")
-			}
-		}
-	}
 }
 
-func (l *Listener) count(r dropReason) {
-	switch r {
-	case dropMalformed:
-		l.counter.malformed.Add(1)
-	case dropUnknownID:
-		l.counter.unknownID.Add(1)
-	case dropBadProtocol:
-		l.counter.incompatible.Add(1)
-	case dropSmallProbe:
-		l.counter.smallProbe.Add(1)
-	case dropBadCookie:
-		l.counter.badCookie.Add(1)
-	case dropUnsupported:
-		l.counter.unsupported.Add(1)
-	}
-}
-
-// offline handles an offline message from from; existing is the
-// connection from that address, if any.
-func (l *Listener) offline(dst, b []byte, from netip.AddrPort, existing *Conn, now time.Time) ([]byte, dropReason) {
-	switch b[0] {
-	case IDUnconnectedPing, IDUnconnectedPingOpenConnections:
-		if b[0] == IDUnconnectedPingOpenConnections && !l.acceptingConnections() {
-			// "Open connections only": a full server stays silent.
-			return dst, dropNone
-		}
-		out, err := AnswerPing(dst, b, l.pong.Load())
-		switch {
-		case err == nil:
-			l.counter.pings.Add(1)
-			return out, dropNone
-		case errors.Is(err, ErrNotAccepting):
-			return dst, dropNone
-		}
-		return dst, dropMalformed
-	case IDOpenConnectionRequest1:
-		out, reason := l.hs.handleRequest1(dst, b, from, now)
-		if reason == dropNone {
-			l.counter.openRequests.Add(1)
-		}
-		return out, reason
-	case IDOpenConnectionRequest2:
-		req, protocol, reason := l.hs.parseRequest2(b, from, now)
-		if reason != dropNone {
-			return dst, reason
-		}
-		return l.request2(dst, req, protocol, from, existing, now), dropNone
-	}
-	return dst, dropUnknownID
-}
-
-// request2 creates the connection a valid request 2 asks for, or refuses.
-func (l *Listener) request2(dst []byte, req OpenConnectionRequest2, protocol uint8, from netip.AddrPort, existing *Conn, now time.Time) []byte {
-	if existing != nil {
-		if existing.remoteGUID == req.ClientGUID && !existing.isUp() {
-			// Our reply 2 was lost and the client asks again.
-			return l.hs.reply2(dst, from, uint16(existing.MTU()))
-		}
-		l.counter.refusedDuplicate.Add(1)
-		return l.hs.refusal(dst, IDAlreadyConnected)
-	}
-	l.mu.Lock()
-	switch {
-	case l.closed:
-		l.mu.Unlock()
-		return dst
-	case l.guids[req.ClientGUID] != nil:
-		l.mu.Unlock()
-		l.counter.refusedDuplicate.Add(1)
-		return l.hs.refusal(dst, IDAlreadyConnected)
-	case len(l.conns) >= l.cfg.MaxConnections || l.pending >= l.cfg.MaxPending:
-		l.mu.Unlock()
-		l.counter.refusedFull.Add(1)
-		return l.hs.refusal(dst, IDNoFreeIncomingConnections)
-	}
-	l.mu.Unlock()
-	p := l.cfg.params(int(req.MTU))
-	p.tc, p.listener, p.remoteGUID = l.tc, l, req.ClientGUID
-	p.online.guid, p.online.local, p.online.remote, p.online.protocol = l.guid, l.local, from, protocol
+// start creates and registers the connection admission admitted, and
+// reports whether it did.
+func (l *Listener) start(a admitted, from netip.AddrPort, now time.Time) bool {
+	p := l.cfg.params(int(a.mtu))
+	p.tc, p.listener, p.remoteGUID = l.tc, l, a.guid
+	p.online.guid, p.online.local, p.online.remote, p.online.protocol = l.guid, l.local, from, a.protocol
 	c, err := newConn(p, now)
 	if err != nil {
 		l.log.Debug().Err(err).Msg("raknet: cannot create connection")
-		return dst
+		return false
 	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return dst
+		return false
 	}
 	l.conns[from] = c
-	l.guids[req.ClientGUID] = c
+	l.guids[a.guid] = c
 	c.counted = true
 	l.pending++
 	l.mu.Unlock()
 	l.counter.connections.Add(1)
 	c.ep.Start(l.loop)
-	return l.hs.reply2(dst, from, req.MTU)
+	return true
+}
+
+// peer, guidInUse and load answer admission from the connection map.
+
+func (l *Listener) peer(addr netip.AddrPort) (peerInfo, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.conns[addr]
+	if c == nil {
+		return peerInfo{}, false
+	}
+	return peerInfo{guid: c.remoteGUID, mtu: uint16(c.MTU()), up: c.isUp()}, true
+}
+
+func (l *Listener) guidInUse(guid uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.guids[guid] != nil
+}
+
+func (l *Listener) load() (conns, pending int, closed bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns), l.pending, l.closed
 }
 
 // ready hands a connection that finished its handshake to Accept.
@@ -518,35 +450,21 @@ func (l *Listener) GUID() uint64 { return l.guid }
 
 // SetPongData changes what unconnected pongs carry, effective for the next
 // ping. It fails with ErrPongDataTooLong past MaxPongDataLen.
-func (l *Listener) SetPongData(data []byte) error {
-	r := &PongResponse{ServerGUID: l.guid, Data: append([]byte(nil), data...), Encoding: l.cfg.PongEncoding}
-	if (&UnconnectedPong{Data: r.Data, Encoding: r.Encoding}).Len()-unconnectedPongHeaderLen > MaxPongDataLen {
-		return ErrPongDataTooLong
-	}
-	l.pong.Store(r)
-	return nil
-}
+func (l *Listener) SetPongData(data []byte) error { return l.adm.setPongData(data) }
 
 // Stats returns the listener's counters.
 func (l *Listener) Stats() ListenerStats {
 	c := &l.counter
+	ev := func(e event) uint64 { return c.events[e].Load() }
 	return ListenerStats{
-		Pings: c.pings.Load(), OpenRequests: c.openRequests.Load(), Connections: c.connections.Load(),
-		Accepted: c.accepted.Load(), RefusedFull: c.refusedFull.Load(), RefusedDuplicate: c.refusedDuplicate.Load(),
-		IncompatibleVersion: c.incompatible.Load(), BacklogOverflow: c.backlogOverflow.Load(),
-		RateLimited: c.rateLimited.Load(), Blocked: c.blocked.Load(), SourcesBlocked: c.sourcesBlocked.Load(),
-		Malformed: c.malformed.Load(), UnknownID: c.unknownID.Load(), BadCookie: c.badCookie.Load(),
-		SmallProbe: c.smallProbe.Load(), Unsupported: c.unsupported.Load(), StrayDatagrams: c.stray.Load(),
+		Pings: ev(evPing), OpenRequests: ev(evOpenRequest), Connections: c.connections.Load(),
+		Accepted: c.accepted.Load(), RefusedFull: ev(evRefusedFull), RefusedDuplicate: ev(evRefusedDuplicate),
+		IncompatibleVersion: ev(evIncompatible), BacklogOverflow: c.backlogOverflow.Load(),
+		RateLimited: ev(evRateLimited), Blocked: ev(evBlocked), SourcesBlocked: c.sourcesBlocked.Load(),
+		Malformed: ev(evMalformed), UnknownID: ev(evUnknownID), BadCookie: ev(evBadCookie),
+		SmallProbe: ev(evSmallProbe), Unsupported: ev(evUnsupported), StrayDatagrams: ev(evStray),
 		ReadErrors: c.readErrors.Load(),
 	}
-}
-
-// acceptingConnections reports whether a request 2 could create a
-// connection now.
-func (l *Listener) acceptingConnections() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return !l.closed && len(l.conns) < l.cfg.MaxConnections && l.pending < l.cfg.MaxPending
 }
 
 // NumConns is the number of open connections, pending ones included.
