@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/netrak/netrak/internal/rakcapture"
-	"github.com/netrak/netrak/reliability"
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // The original C++ library's session (package rakcapture) gives these
@@ -25,8 +25,9 @@ func captureOffline(tb testing.TB) [][]byte {
 
 // captureOnline returns the payloads of the unsplit frames in the
 // capture's data datagrams whose first byte is one of ids. Frames are
-// decoded with package reliability's wire code, so these tests also check
-// that the two packages agree on the original library's framing.
+// decoded with the reliability layer's wire code (package rakwire), so
+// these tests also check that the two agree on the original library's
+// framing.
 func captureOnline(tb testing.TB, ids ...byte) [][]byte {
 	tb.Helper()
 	want := map[byte]bool{}
@@ -38,15 +39,17 @@ func captureOnline(tb testing.TB, ids ...byte) [][]byte {
 		if IsOffline(d.Data) {
 			continue
 		}
-		_, frames, err := reliability.ParseDataDatagram(d.Data)
-		if errors.Is(err, reliability.ErrWrongDatagramType) {
+		var h rakwire.DataHeader
+		n, err := rakwire.ParseDataHeader(d.Data, &h)
+		if errors.Is(err, rakwire.ErrWrongDatagramType) {
 			continue // ACK or NAK
 		}
 		if err != nil {
 			tb.Fatalf("datagram %d: %v", i, err)
 		}
+		frames := rakwire.NewFrameReader(d.Data[n:])
 		for {
-			var f reliability.Frame
+			var f rakwire.Frame
 			err := frames.Next(&f)
 			if err == io.EOF {
 				break

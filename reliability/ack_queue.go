@@ -1,6 +1,10 @@
 package reliability
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // ackQueue is the receive side's record of data datagram numbers. It
 // answers "is this datagram new?" (duplicates, hopelessly old numbers and
@@ -25,8 +29,8 @@ import "slices"
 //	default: // drop the datagram, count the verdict
 //	}
 //	...
-//	b = q.appendACK(b, maxDatagram) // when the ACK timer fires
-//	b = q.appendNAK(b, maxDatagram)
+//	b, err = q.appendACK(b, maxDatagram) // when the ACK timer fires
+//	b, err = q.appendNAK(b, maxDatagram)
 type ackQueue struct {
 	next uint32                 // one past the newest number recorded
 	seen [ackWindow / 64]uint64 // bit n%ackWindow: n received, for n in [next-ackWindow, next)
@@ -183,34 +187,28 @@ func (q *ackQueue) pendingNAK() int { return q.naks.len() }
 // for RakNet issue #102) require: each range starts more than one above
 // the previous range's end. With nothing pending, or maxLen too small for
 // one range, it returns b unchanged. Call it again while pendingACK() > 0
-// to send the rest.
-func (q *ackQueue) appendACK(b []byte, maxLen int) []byte {
-	return q.acks.appendDatagram(b, false, maxLen)
+// to send the rest. The queue holds only ranges that encode, so an error
+// is a bug, after which the queue is not to be used.
+func (q *ackQueue) appendACK(b []byte, maxLen int) ([]byte, error) {
+	return q.acks.appendDatagram(b, len(q.acks.r), false, maxLen)
 }
 
 // appendNAK is appendACK for the missing datagrams.
-func (q *ackQueue) appendNAK(b []byte, maxLen int) []byte {
-	return q.naks.appendDatagram(b, true, maxLen)
+func (q *ackQueue) appendNAK(b []byte, maxLen int) ([]byte, error) {
+	return q.naks.appendDatagram(b, len(q.naks.r), true, maxLen)
 }
 
 // appendNAKBefore is appendNAK restricted to the gaps that end before
 // cutoff (serially): the gaps old enough to report. A gap is one range,
 // made by one jump in numbers, so no range straddles a cutoff taken from
 // the number after a jump.
-func (q *ackQueue) appendNAKBefore(b []byte, maxLen int, cutoff uint32) []byte {
+func (q *ackQueue) appendNAKBefore(b []byte, maxLen int, cutoff uint32) ([]byte, error) {
 	s := &q.naks
 	k := 0
 	for k < len(s.r) && seqLess(s.r[k].Max, cutoff) {
 		k++
 	}
-	rs := s.ascendingPrefixOf(k, true, maxLen)
-	if len(rs) == 0 {
-		return b
-	}
-	a := Ack{NAK: true, Ranges: rs}
-	b = a.Append(b)
-	s.dropPrefix(len(rs))
-	return b
+	return s.appendDatagram(b, k, true, maxLen)
 }
 
 // nakBefore reports whether a pending gap ends before cutoff.
@@ -222,7 +220,7 @@ func (q *ackQueue) nakBefore(cutoff uint32) bool {
 // that one ACK datagram of at most maxLen bytes would carry, in the same
 // ascending order, and forgets them. The engine uses it to add the
 // previous ACK's ranges before encoding.
-func (q *ackQueue) takeACK(dst []Range, maxLen int) []Range {
+func (q *ackQueue) takeACK(dst []rakwire.Range, maxLen int) []rakwire.Range {
 	return q.acks.take(dst, false, maxLen)
 }
 
@@ -231,7 +229,7 @@ func (q *ackQueue) takeACK(dst []Range, maxLen int) []Range {
 // ackQueue windows guarantee it), so that serial order is a total order;
 // ranges never wrap (a run through 0xffffff -> 0 is two ranges).
 type rangeSet struct {
-	r []Range
+	r []rakwire.Range
 }
 
 func (s *rangeSet) len() int   { return len(s.r) }
@@ -265,7 +263,7 @@ func (s *rangeSet) add(n uint32) bool {
 		if s.full() {
 			return false
 		}
-		s.r = append(s.r, Range{n, n})
+		s.r = append(s.r, rakwire.Range{Min: n, Max: n})
 		return true
 	}
 	i := s.search(n)
@@ -286,9 +284,9 @@ func (s *rangeSet) add(n uint32) bool {
 		if s.full() {
 			return false
 		}
-		s.r = append(s.r, Range{})
+		s.r = append(s.r, rakwire.Range{})
 		copy(s.r[i+1:], s.r[i:])
-		s.r[i] = Range{n, n}
+		s.r[i] = rakwire.Range{Min: n, Max: n}
 	}
 	return true
 }
@@ -307,7 +305,7 @@ func (s *rangeSet) addRange(from, to uint32) bool {
 	if s.full() {
 		return false
 	}
-	s.r = append(s.r, Range{from, to})
+	s.r = append(s.r, rakwire.Range{Min: from, Max: to})
 	return true
 }
 
@@ -331,7 +329,7 @@ func (s *rangeSet) remove(n uint32) {
 		if s.full() {
 			return
 		}
-		s.r = append(s.r, Range{})
+		s.r = append(s.r, rakwire.Range{})
 		copy(s.r[i+1:], s.r[i:])
 		s.r[i].Max = n - 1
 		s.r[i+1].Min = n + 1
@@ -358,13 +356,13 @@ func (s *rangeSet) dropOlderThan(n uint32) {
 // the wrap on move to the front. Ranges stay merged: the set never holds
 // adjacent ranges except the two halves of a run through the wrap, and
 // those end up at opposite ends of the list.
-func (s *rangeSet) ascendingPrefix(nak bool, maxLen int) []Range {
+func (s *rangeSet) ascendingPrefix(nak bool, maxLen int) []rakwire.Range {
 	return s.ascendingPrefixOf(len(s.r), nak, maxLen)
 }
 
 // ascendingPrefixOf is ascendingPrefix among the k oldest ranges.
-func (s *rangeSet) ascendingPrefixOf(k int, nak bool, maxLen int) []Range {
-	rs := s.r[:AckFit(nak, false, s.r[:k], maxLen)]
+func (s *rangeSet) ascendingPrefixOf(k int, nak bool, maxLen int) []rakwire.Range {
+	rs := s.r[:rakwire.AckFit(nak, false, s.r[:k], maxLen)]
 	for k := 1; k < len(rs); k++ {
 		if rs[k].Min < rs[k-1].Min {
 			// Rotate rs left by k: three reversals, no allocation.
@@ -383,21 +381,25 @@ func (s *rangeSet) dropPrefix(n int) {
 	s.r = s.r[:k]
 }
 
-// appendDatagram writes the oldest ranges that fit as one ACK or NAK
-// datagram, in ascending numeric order, and drops them from the set.
-func (s *rangeSet) appendDatagram(b []byte, nak bool, maxLen int) []byte {
-	rs := s.ascendingPrefix(nak, maxLen)
+// appendDatagram writes the oldest of the k oldest ranges that fit as one
+// ACK or NAK datagram, in ascending numeric order, and drops them from the
+// set.
+func (s *rangeSet) appendDatagram(b []byte, k int, nak bool, maxLen int) ([]byte, error) {
+	rs := s.ascendingPrefixOf(k, nak, maxLen)
 	if len(rs) == 0 {
-		return b
+		return b, nil
 	}
-	a := Ack{NAK: nak, Ranges: rs}
-	b = a.Append(b)
+	a := rakwire.Ack{NAK: nak, Ranges: rs}
+	b, err := a.Append(b)
+	if err != nil {
+		return b, err
+	}
 	s.dropPrefix(len(rs))
-	return b
+	return b, nil
 }
 
 // take is appendDatagram returning the ranges instead of encoding them.
-func (s *rangeSet) take(dst []Range, nak bool, maxLen int) []Range {
+func (s *rangeSet) take(dst []rakwire.Range, nak bool, maxLen int) []rakwire.Range {
 	rs := s.ascendingPrefix(nak, maxLen)
 	dst = append(dst, rs...)
 	s.dropPrefix(len(rs))

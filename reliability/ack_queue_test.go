@@ -6,25 +6,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // flushAll sends every pending ACK (or NAK) in datagrams of at most maxLen
 // bytes and returns the ranges they carried, checking each datagram.
-func flushAll(t *testing.T, q *ackQueue, nak bool, maxLen int) []Range {
+func flushAll(t *testing.T, q *ackQueue, nak bool, maxLen int) []rakwire.Range {
 	t.Helper()
-	var out []Range
+	var out []rakwire.Range
 	for i := 0; (nak && q.pendingNAK() > 0) || (!nak && q.pendingACK() > 0); i++ {
-		var b []byte
-		if nak {
-			b = q.appendNAK(nil, maxLen)
-		} else {
-			b = q.appendACK(nil, maxLen)
-		}
+		b := ackDatagram(t, q, nak, maxLen)
 		if len(b) == 0 || len(b) > maxLen {
 			t.Fatalf("datagram of %d bytes (limit %d)", len(b), maxLen)
 		}
-		var a Ack
-		if err := ParseAck(b, &a); err != nil || a.NAK != nak {
+		var a rakwire.Ack
+		if _, err := rakwire.ParseAck(b, &a); err != nil || a.NAK != nak {
 			t.Fatalf("ParseAck: %v (NAK %v)", err, a.NAK)
 		}
 		out = append(out, a.Ranges...)
@@ -33,6 +30,20 @@ func flushAll(t *testing.T, q *ackQueue, nak bool, maxLen int) []Range {
 		}
 	}
 	return out
+}
+
+// ackDatagram is q.appendACK, or appendNAK, into a new buffer.
+func ackDatagram(tb testing.TB, q *ackQueue, nak bool, maxLen int) []byte {
+	tb.Helper()
+	appendTo := q.appendACK
+	if nak {
+		appendTo = q.appendNAK
+	}
+	b, err := appendTo(nil, maxLen)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 func recordAll(t *testing.T, q *ackQueue, nums ...uint32) {
@@ -50,13 +61,13 @@ func TestAckQueueInOrder(t *testing.T) {
 	for n := uint32(0); n < 100; n++ {
 		recordAll(t, &q, n)
 	}
-	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []Range{{0, 99}}) {
+	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []rakwire.Range{{Min: 0, Max: 99}}) {
 		t.Errorf("ACK ranges %v", got)
 	}
 	if q.pendingNAK() != 0 {
 		t.Errorf("%d NAK ranges for an in-order stream", q.pendingNAK())
 	}
-	if q.appendACK(nil, 1464) != nil {
+	if ackDatagram(t, &q, false, 1464) != nil {
 		t.Error("empty queue wrote an ACK")
 	}
 }
@@ -71,15 +82,15 @@ func TestAckQueueGapsAndLateArrivals(t *testing.T) {
 	if v := q.check(3); v != ackDuplicate {
 		t.Errorf("check(3) = %v, want duplicate", v)
 	}
-	if got, want := flushAll(t, &q, false, 1464), []Range{{0, 1}, {3, 3}, {5, 5}, {9, 9}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, false, 1464), []rakwire.Range{{Min: 0, Max: 1}, {Min: 3, Max: 3}, {Min: 5, Max: 5}, {Min: 9, Max: 9}}; !cmp.Equal(got, want) {
 		t.Errorf("ACK %v, want %v", got, want)
 	}
-	if got, want := flushAll(t, &q, true, 1464), []Range{{2, 2}, {4, 4}, {6, 8}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, true, 1464), []rakwire.Range{{Min: 2, Max: 2}, {Min: 4, Max: 4}, {Min: 6, Max: 8}}; !cmp.Equal(got, want) {
 		t.Errorf("NAK %v, want %v", got, want)
 	}
 	// After the NAK went out, a late datagram is still accepted and ACKed.
 	recordAll(t, &q, 7)
-	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []Range{{7, 7}}) {
+	if got := flushAll(t, &q, false, 1464); !cmp.Equal(got, []rakwire.Range{{Min: 7, Max: 7}}) {
 		t.Errorf("ACK %v", got)
 	}
 	if q.pendingNAK() != 0 {
@@ -96,7 +107,7 @@ func TestAckQueueLimits(t *testing.T) {
 	}
 	recordAll(t, &q, ackMaxAhead)
 	// The whole jump is one NAK range, however long.
-	if got := flushAll(t, &q, true, 1464); !cmp.Equal(got, []Range{{1, ackMaxAhead - 1}}) {
+	if got := flushAll(t, &q, true, 1464); !cmp.Equal(got, []rakwire.Range{{Min: 1, Max: ackMaxAhead - 1}}) {
 		t.Errorf("NAK %v", got)
 	}
 	newest := uint32(ackMaxAhead)
@@ -144,19 +155,19 @@ func TestAckQueueWrap(t *testing.T) {
 	for n := uint32(0xfffff0); n != 6; n = seqAdd(n, 1) {
 		recordAll(t, &q, n)
 	}
-	if got, want := flushAll(t, &q, false, 1464), []Range{{0, 5}, {0xfffff0, 0xffffff}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, false, 1464), []rakwire.Range{{Min: 0, Max: 5}, {Min: 0xfffff0, Max: 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("ACK across the wrap %v, want %v", got, want)
 	}
 	q = ackQueue{next: 0xfffffe}
 	recordAll(t, &q, 2)
-	if got, want := flushAll(t, &q, true, 1464), []Range{{0, 1}, {0xfffffe, 0xffffff}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, true, 1464), []rakwire.Range{{Min: 0, Max: 1}, {Min: 0xfffffe, Max: 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("NAK across the wrap %v, want %v", got, want)
 	}
 	recordAll(t, &q, 0xffffff) // late, before the wrap
 	if v := q.check(0xffffff); v != ackDuplicate {
 		t.Errorf("check = %v", v)
 	}
-	if got, want := flushAll(t, &q, false, 1464), []Range{{2, 2}, {0xffffff, 0xffffff}}; !cmp.Equal(got, want) {
+	if got, want := flushAll(t, &q, false, 1464), []rakwire.Range{{Min: 2, Max: 2}, {Min: 0xffffff, Max: 0xffffff}}; !cmp.Equal(got, want) {
 		t.Errorf("ACK %v, want %v", got, want)
 	}
 }
@@ -165,21 +176,21 @@ func TestAckQueueWrap(t *testing.T) {
 // without ParseAck, and fails unless every range starts more than one
 // above the previous range's end: ascending and merged, which patched
 // RakNet builds (the fix for RakNet issue #102) demand.
-func checkAscendingRecords(t *testing.T, b []byte) []Range {
+func checkAscendingRecords(t *testing.T, b []byte) []rakwire.Range {
 	t.Helper()
-	if len(b) < 3 || b[0]&HeaderValid == 0 {
+	if len(b) < 3 || b[0]&rakwire.HeaderValid == 0 {
 		t.Fatalf("not an ACK/NAK: % x", b)
 	}
 	p := 1
-	if b[0]&HeaderACK != 0 && b[0]&HeaderHasBAndAS != 0 {
+	if b[0]&rakwire.HeaderACK != 0 && b[0]&rakwire.HeaderHasBAndAS != 0 {
 		p += 4
 	}
 	count := int(b[p])<<8 | int(b[p+1])
 	p += 2
-	var rs []Range
+	var rs []rakwire.Range
 	for i := 0; i < count; i++ {
 		single := b[p] == 1
-		r := Range{Min: uint32(b[p+1]) | uint32(b[p+2])<<8 | uint32(b[p+3])<<16}
+		r := rakwire.Range{Min: uint32(b[p+1]) | uint32(b[p+2])<<8 | uint32(b[p+3])<<16}
 		r.Max = r.Min
 		p += 4
 		if !single {
@@ -212,7 +223,7 @@ func TestAckQueueWrapBytes(t *testing.T) {
 		}
 		recordAll(t, &q, n)
 	}
-	ack := q.appendACK(nil, 1464)
+	ack := ackDatagram(t, &q, false, 1464)
 	want := []byte{
 		0xc0, 0x00, 0x04,
 		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, // [0, 3]
@@ -224,7 +235,7 @@ func TestAckQueueWrapBytes(t *testing.T) {
 		t.Errorf("ACK\n got % x\nwant % x", ack, want)
 	}
 	checkAscendingRecords(t, ack)
-	nak := q.appendNAK(nil, 1464)
+	nak := ackDatagram(t, &q, true, 1464)
 	want = []byte{
 		0xa0, 0x00, 0x02,
 		0x00, 0x04, 0x00, 0x00, 0x05, 0x00, 0x00, // [4, 5]
@@ -241,23 +252,23 @@ func TestAckQueueWrapBytes(t *testing.T) {
 	for n := uint32(seqSpace - 10); n != 10; n = seqAdd(n, 2) {
 		recordAll(t, &q, n)
 	}
-	var got []Range
+	var got []rakwire.Range
 	for q.pendingACK() > 0 {
-		got = append(got, checkAscendingRecords(t, q.appendACK(nil, 1+2+4*3))...)
+		got = append(got, checkAscendingRecords(t, ackDatagram(t, &q, false, 1+2+4*3))...)
 	}
-	want2 := []Range{{0xfffff6, 0xfffff6}, {0xfffff8, 0xfffff8}, {0xfffffa, 0xfffffa}, {0, 0}, {0xfffffc, 0xfffffc}, {0xfffffe, 0xfffffe}, {2, 2}, {4, 4}, {6, 6}, {8, 8}}
+	want2 := []rakwire.Range{{Min: 0xfffff6, Max: 0xfffff6}, {Min: 0xfffff8, Max: 0xfffff8}, {Min: 0xfffffa, Max: 0xfffffa}, {Min: 0, Max: 0}, {Min: 0xfffffc, Max: 0xfffffc}, {Min: 0xfffffe, Max: 0xfffffe}, {Min: 2, Max: 2}, {Min: 4, Max: 4}, {Min: 6, Max: 6}, {Min: 8, Max: 8}}
 	if !cmp.Equal(got, want2) {
 		t.Errorf("ACKs in 3-record datagrams %v, want %v", got, want2)
 	}
 }
 
 func TestMergeAscending(t *testing.T) {
-	for _, c := range []struct{ x, y, want []Range }{
+	for _, c := range []struct{ x, y, want []rakwire.Range }{
 		{nil, nil, nil},
-		{[]Range{{1, 2}}, nil, []Range{{1, 2}}},
-		{[]Range{{1, 2}, {8, 9}}, []Range{{3, 3}, {5, 6}}, []Range{{1, 3}, {5, 6}, {8, 9}}},
-		{[]Range{{0, 4}}, []Range{{2, 3}}, []Range{{0, 4}}},
-		{[]Range{{0, 1}, {0xfffffe, 0xffffff}}, []Range{{2, 5}, {0xfffff0, 0xfffffd}}, []Range{{0, 5}, {0xfffff0, 0xffffff}}},
+		{[]rakwire.Range{{Min: 1, Max: 2}}, nil, []rakwire.Range{{Min: 1, Max: 2}}},
+		{[]rakwire.Range{{Min: 1, Max: 2}, {Min: 8, Max: 9}}, []rakwire.Range{{Min: 3, Max: 3}, {Min: 5, Max: 6}}, []rakwire.Range{{Min: 1, Max: 3}, {Min: 5, Max: 6}, {Min: 8, Max: 9}}},
+		{[]rakwire.Range{{Min: 0, Max: 4}}, []rakwire.Range{{Min: 2, Max: 3}}, []rakwire.Range{{Min: 0, Max: 4}}},
+		{[]rakwire.Range{{Min: 0, Max: 1}, {Min: 0xfffffe, Max: 0xffffff}}, []rakwire.Range{{Min: 2, Max: 5}, {Min: 0xfffff0, Max: 0xfffffd}}, []rakwire.Range{{Min: 0, Max: 5}, {Min: 0xfffff0, Max: 0xffffff}}},
 	} {
 		got := mergeAscending(nil, c.x, c.y)
 		if !cmp.Equal(got, c.want, cmpopts.EquateEmpty()) {
@@ -374,7 +385,7 @@ func BenchmarkAckQueueRecordFlush(b *testing.B) {
 			}
 			n = seqAdd(n, 1)
 		}
-		buf = q.appendACK(buf[:0], 1464)
-		buf = q.appendNAK(buf[:0], 1464)
+		buf, _ = q.appendACK(buf[:0], 1464)
+		buf, _ = q.appendNAK(buf[:0], 1464)
 	}
 }

@@ -5,21 +5,23 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // carriesOrdered reports whether data datagram b has an ordered frame on
 // channel ch.
 func carriesOrdered(b []byte, ch uint8) bool {
-	if ClassifyDatagram(b) != DatagramData {
+	if rakwire.ClassifyDatagram(b) != rakwire.DatagramData {
 		return false
 	}
-	_, frames, err := ParseDataDatagram(b)
+	_, frames, err := parseDataDatagram(b)
 	if err != nil {
 		return false
 	}
-	var f Frame
+	var f rakwire.Frame
 	for frames.Next(&f) != io.EOF {
-		if f.Reliability.IsOrdered() && f.OrderingChannel == ch {
+		if Reliability(f.Reliability).IsOrdered() && f.OrderingChannel == ch {
 			return true
 		}
 	}

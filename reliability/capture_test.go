@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/netrak/netrak/internal/rakcapture"
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // connected returns the connected datagrams (valid bit set) of the
@@ -12,7 +13,7 @@ import (
 func connected(ds []rakcapture.Datagram) []rakcapture.Datagram {
 	var out []rakcapture.Datagram
 	for _, d := range ds {
-		if ClassifyDatagram(d.Data) != DatagramOffline {
+		if rakwire.ClassifyDatagram(d.Data) != rakwire.DatagramOffline {
 			out = append(out, d)
 		}
 	}
@@ -23,42 +24,42 @@ func connected(ds []rakcapture.Datagram) []rakcapture.Datagram {
 // session is either an offline message (ids 0x01, 0x1c, 0x05..0x08) or a
 // connected datagram that decodes completely and re-encodes byte for byte.
 func TestCaptureDecodes(t *testing.T) {
-	counts := map[DatagramType]int{}
+	counts := map[rakwire.DatagramType]int{}
 	frames := 0
 	for i, d := range rakcapture.Load(t) {
-		typ := ClassifyDatagram(d.Data)
+		typ := rakwire.ClassifyDatagram(d.Data)
 		counts[typ]++
 		switch typ {
-		case DatagramOffline:
+		case rakwire.DatagramOffline:
 			switch d.Data[0] {
 			case 0x01, 0x1c, 0x05, 0x06, 0x07, 0x08:
 			default:
 				t.Errorf("datagram %d: unexpected offline id %#x", i, d.Data[0])
 			}
-		case DatagramACK, DatagramNAK:
-			var a Ack
-			if err := ParseAck(d.Data, &a); err != nil {
+		case rakwire.DatagramACK, rakwire.DatagramNAK:
+			var a rakwire.Ack
+			if _, err := rakwire.ParseAck(d.Data, &a); err != nil {
 				t.Fatalf("datagram %d (%s): %v", i, typ, err)
 			}
 			if len(a.Ranges) == 0 {
 				t.Errorf("datagram %d: empty range list", i)
 			}
-			if got := a.Append(nil); string(got) != string(d.Data) {
+			if got := encodeAck(t, a); string(got) != string(d.Data) {
 				t.Errorf("datagram %d: re-encoded\n%x\nwant\n%x", i, got, d.Data)
 			}
 			if a.Len() != len(d.Data) {
 				t.Errorf("datagram %d: Len %d, want %d", i, a.Len(), len(d.Data))
 			}
-		case DatagramData:
-			h, r, err := ParseDataDatagram(d.Data)
+		case rakwire.DatagramData:
+			h, r, err := parseDataDatagram(d.Data)
 			if err != nil {
 				t.Fatalf("datagram %d: %v", i, err)
 			}
+			var parsed []rakwire.Frame
 			if d.Data[0] != 0x84 && d.Data[0] != 0x8c {
 				t.Errorf("datagram %d: header %#x, the original library sends 0x84 or 0x8c", i, d.Data[0])
 			}
-			out := h.Append(nil)
-			var f Frame
+			var f rakwire.Frame
 			n := 0
 			for {
 				err := r.Next(&f)
@@ -68,17 +69,17 @@ func TestCaptureDecodes(t *testing.T) {
 				if err != nil {
 					t.Fatalf("datagram %d frame %d: %v", i, n, err)
 				}
-				if f.Len() > len(d.Data)-DataHeaderLen {
+				if f.Len() > len(d.Data)-rakwire.DataHeaderLen {
 					t.Fatalf("datagram %d: frame longer than datagram", i)
 				}
-				out = f.Append(out)
+				parsed = append(parsed, f)
 				n++
 			}
 			if n == 0 {
 				t.Errorf("datagram %d: no frames", i)
 			}
 			frames += n
-			if string(out) != string(d.Data) {
+			if out := appendDatagram(t, nil, h, parsed...); string(out) != string(d.Data) {
 				t.Errorf("datagram %d: re-encoded\n%x\nwant\n%x", i, out, d.Data)
 			}
 			if len(d.Data) > MaxMTU-28 {
@@ -87,8 +88,8 @@ func TestCaptureDecodes(t *testing.T) {
 		}
 	}
 	t.Logf("offline %d, data %d (%d frames), ack %d, nak %d",
-		counts[DatagramOffline], counts[DatagramData], frames, counts[DatagramACK], counts[DatagramNAK])
-	if counts[DatagramData] == 0 || counts[DatagramACK] == 0 || counts[DatagramOffline] != 6 {
+		counts[rakwire.DatagramOffline], counts[rakwire.DatagramData], frames, counts[rakwire.DatagramACK], counts[rakwire.DatagramNAK])
+	if counts[rakwire.DatagramData] == 0 || counts[rakwire.DatagramACK] == 0 || counts[rakwire.DatagramOffline] != 6 {
 		t.Errorf("unexpected mix of datagrams: %v", counts)
 	}
 }

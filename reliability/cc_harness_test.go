@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netrak/netrak/internal/rakwire"
 	"github.com/netrak/netrak/transport"
 )
 
@@ -132,7 +133,7 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 					sh := fwd
 					if side == 1 {
 						sh = rev
-					} else if ClassifyDatagram(buf) == DatagramData {
+					} else if rakwire.ClassifyDatagram(buf) == rakwire.DatagramData {
 						dataSent++
 					}
 					fate := sh.Decide(now, len(buf))
@@ -216,10 +217,10 @@ func runCC(tb testing.TB, l ccLink, seed uint64, total int, stagger, limit time.
 			q = q[1:]
 			f := flows[k.flow]
 			f.e[k.to].Receive(k.b, now)
-			if l.nakAtOnce && k.to == 1 && ClassifyDatagram(k.b) == DatagramData {
+			if l.nakAtOnce && k.to == 1 && rakwire.ClassifyDatagram(k.b) == rakwire.DatagramData {
 				num := int64(k.b[1]) | int64(k.b[2])<<8 | int64(k.b[3])<<16
 				if num > f.highest+1 {
-					nak := (&Ack{NAK: true, Ranges: []Range{{uint32(f.highest + 1), uint32(num - 1)}}}).Append(nil)
+					nak := encodeAck(tb, rakwire.Ack{NAK: true, Ranges: []rakwire.Range{{Min: uint32(f.highest + 1), Max: uint32(num - 1)}}})
 					if fate := rev.Decide(now, len(nak)); fate.Copies > 0 {
 						seq++
 						k := ccPkt{at: now.Add(fate.Delay[0]), seq: seq, flow: k.flow, to: 0, b: nak}

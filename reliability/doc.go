@@ -10,39 +10,36 @@
 // collects the messages it delivers. That keeps every behaviour, timeouts
 // included, testable deterministically.
 //
-// The package has two layers: pure wire functions, and Engine, the state
-// machine of one connection built on them.
+// Everything here is the state machine of one connection, Engine, and the
+// types of its API. The wire codecs it is built on are pure functions in
+// the module-internal package internal/rakwire.
 //
-// # Wire layer
+// # Wire format
 //
-// A connected datagram starts with a flags byte whose top bit (0x80) is set;
-// offline messages, handled by package raknet, never set it.
-// ClassifyDatagram tells the three kinds apart, testing the ACK bit (0x40)
-// before the NAK bit (0x20), which in an ACK means "has B and AS":
+// A connected datagram starts with a flags byte whose top bit (0x80) is
+// set; offline messages, handled by package raknet, never set it. After
+// it, a data datagram carries a 24-bit datagram number and frames packed up
+// to the MTU: each frame is one message, or one part of a split message,
+// with its kind, its length and the indexes the kind needs. An ACK or NAK
+// datagram carries a list of ranges of datagram numbers received or found
+// missing. All counters on the wire are 24 bits wide and wrap; they are
+// compared with serial-number arithmetic.
 //
-//   - Data datagrams: a DataHeader (flags, then the datagram number as a
-//     24-bit little-endian integer) followed by frames packed up to the MTU.
-//     The flags are valid, packet pair (0x10), continuous send (0x08) and
-//     needs B and AS (0x04). ParseDataDatagram returns a FrameReader.
-//   - ACK datagrams (Ack): the datagram numbers received, as a range list,
-//     optionally preceded by the big-endian float AS.
-//   - NAK datagrams (Ack with NAK set): the numbers found missing.
-//
-// A range list (AppendRangeList, ParseRangeList) is a u16 BE record count,
-// then per record a flag (1: single number), a u24 LE minimum and, for a
-// range, a u24 LE maximum. A Frame is one message, or one part of a split
-// message: flags (reliability<<5 | split<<4), the payload length in bits,
-// and the reliable message index, sequencing index, ordering index and
-// channel, and split count, id and index, each present only when its kind
-// needs it (see FrameHeaderLen). All counters on the wire are 24 bits wide
-// and wrap; they are compared with serial-number arithmetic.
-//
-// Every wire type has an Append method, a parse function and a length
-// function. Parsers are pure, never panic and never allocate: parsed frames
-// alias the datagram, and ACK ranges are returned as ranges, never
-// expanded, so a hostile range naming 2^24 numbers costs no more than any
-// other. Errors are sentinels (ErrTruncated, ErrFrameChannel, ...) for
-// errors.Is.
+// Earlier versions exported the codecs (Frame, FrameReader,
+// NewFrameReader, ParseFrame, FrameHeaderLen, MaxFramePayload,
+// MaxFrameHeaderLen, DataHeader, DataHeaderLen, ParseDataHeader,
+// ParseDataDatagram, Ack, ParseAck, AckFit, Range, AppendRangeList,
+// ParseRangeList, RangeListLen, RangesThatFit, CoalesceRanges,
+// ClassifyDatagram, DatagramType and its constants, the Header* bits and
+// the parse errors ErrTruncated, ErrNotConnected, ErrWrongDatagramType,
+// ErrZeroLength, ErrFrameTooLong, ErrFrameChannel, ErrFrameSplit,
+// ErrRangeInverted and ErrRangeCount). Nothing outside the module used
+// them, and an application or a protocol built on the engine needs none
+// of them: they moved to internal/rakwire, where every message type has
+// one shape, Append(b) ([]byte, error), ParseX(b, *X) (int, error) and
+// Len(), and a value that cannot be encoded is an error rather than a
+// panic. ParseDataDatagram, CoalesceRanges, MaxFrameHeaderLen and the
+// range-list functions did not survive the move.
 //
 // # Delivery
 //

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // Engine is RakNet's reliability layer for one connection, as a sans-I/O
@@ -56,7 +58,7 @@ type Engine struct {
 	paceAt       time.Time // earliest time the pacer lets the next data datagram go
 	backlogged   bool      // the last data datagram left data waiting to be sent
 	events       fifo[Event]
-	ackScratch   Ack
+	ackScratch   rakwire.Ack
 
 	// Receive side.
 	rx rxState
@@ -185,8 +187,8 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 		return 0, ErrQueueFull
 	}
 	e.observe(now)
-	room := e.maxDgram - DataHeaderLen
-	seqFits := r == UnreliableSequenced && len(msg) <= room-FrameHeaderLen(r, false)
+	room := e.maxDgram - rakwire.DataHeaderLen
+	seqFits := r == UnreliableSequenced && len(msg) <= room-frameHeaderLen(r, false)
 	if seqFits && e.sequencedDiscarded(channel) {
 		// The peer may hold too many messages on this channel behind an
 		// ordered one not yet acknowledged: an unreliable message may be
@@ -202,10 +204,10 @@ func (e *Engine) Send(msg []byte, r Reliability, channel uint8, prio Priority, n
 	m.prio = prio
 	m.cost = cost
 	wire := r.WireKind()
-	if len(msg) > room-FrameHeaderLen(wire, false) {
+	if len(msg) > room-frameHeaderLen(wire, false) {
 		wire = r.Reliable().WireKind()
 		m.split = true
-		m.partSize = room - FrameHeaderLen(wire, true)
+		m.partSize = room - frameHeaderLen(wire, true)
 		m.parts = uint32((len(msg) + m.partSize - 1) / m.partSize)
 	} else {
 		m.parts = 1
@@ -369,6 +371,21 @@ func (e *Engine) checkDead(now time.Time) {
 	default:
 		return
 	}
+	e.die()
+}
+
+// broken declares the connection dead because a datagram did not encode.
+// The engine only builds what encodes (parts of at most a datagram, 24-bit
+// numbers, ascending ranges), so this is a bug; but an engine that cannot
+// put its queue on the wire would stall for good, and a dead connection
+// tells its driver, where a panic would take down every connection of a
+// server.
+func (e *Engine) broken(err error) {
+	e.log.Error().Err(err).Msg("reliability: datagram does not encode; connection dead")
+	e.die()
+}
+
+func (e *Engine) die() {
 	e.dead = true
 	e.events.push(Event{Kind: EventDead})
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 func TestEngineConfigErrors(t *testing.T) {
@@ -102,7 +104,7 @@ func TestEngineDeadPeer(t *testing.T) {
 			if !ok {
 				break
 			}
-			if ClassifyDatagram(b) == DatagramData {
+			if rakwire.ClassifyDatagram(b) == rakwire.DatagramData {
 				sends = append(sends, now.Sub(epoch))
 			}
 		}
@@ -182,16 +184,16 @@ func TestEngineHostileAckRanges(t *testing.T) {
 	}
 	// 300 ranges each naming all 2^24 numbers: the first acknowledges
 	// everything, the rest find an empty window.
-	rs := make([]Range, 300)
+	rs := make([]rakwire.Range, 300)
 	for i := range rs {
-		rs[i] = Range{0, seqMask}
+		rs[i] = rakwire.Range{Min: 0, Max: seqMask}
 	}
-	nak := (&Ack{NAK: true, Ranges: rs[:1]}).Append(nil)
+	nak := encodeAck(t, rakwire.Ack{NAK: true, Ranges: rs[:1]})
 	e.Receive(nak, now)
 	if s := e.Stats(); s.DatagramsLost != uint64(inflight) {
 		t.Fatalf("NAK of everything lost %d datagrams, want %d", s.DatagramsLost, inflight)
 	}
-	ack := (&Ack{Ranges: rs}).Append(nil)
+	ack := encodeAck(t, rakwire.Ack{Ranges: rs})
 	for i := 0; i < 10 && e.Stats().HeldSendBytes > 0; i++ {
 		for {
 			if _, ok := e.AppendDatagram(nil, now); !ok {
@@ -241,11 +243,11 @@ func TestEngineAckWorkBudget(t *testing.T) {
 	}
 	// Leave datagram 0 unacknowledged so the window does not shrink, then
 	// acknowledge 1..7 two hundred times over.
-	rs := make([]Range, 200)
+	rs := make([]rakwire.Range, 200)
 	for i := range rs {
-		rs[i] = Range{1, seqMask}
+		rs[i] = rakwire.Range{Min: 1, Max: seqMask}
 	}
-	e.Receive((&Ack{Ranges: rs}).Append(nil), now)
+	e.Receive(encodeAck(t, rakwire.Ack{Ranges: rs}), now)
 	if s := e.Stats(); s.Drops.ACKWorkExceeded != 1 || s.InFlightDatagrams != 1 {
 		t.Errorf("work budget drops %d, in flight %d", s.Drops.ACKWorkExceeded, s.InFlightDatagrams)
 	}
@@ -325,7 +327,7 @@ func TestEnginePriorityWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := epoch
-	full := make([]byte, e.MaxDatagramSize()-DataHeaderLen-FrameHeaderLen(ReliableOrdered, false))
+	full := make([]byte, e.MaxDatagramSize()-rakwire.DataHeaderLen-frameHeaderLen(ReliableOrdered, false))
 	for i := 0; i < 200; i++ {
 		for _, p := range []Priority{Low, Medium, High} {
 			mustSend(t, e, full, ReliableOrdered, uint8(p), p, now)
@@ -333,18 +335,18 @@ func TestEnginePriorityWeights(t *testing.T) {
 	}
 	mustSend(t, e, full, ReliableOrdered, uint8(Immediate), Immediate, now)
 	var count [numPriorities]int
-	var f Frame
+	var f rakwire.Frame
 	for i := 0; i < 1+7*20; i++ {
 		b, ok := e.AppendDatagram(nil, now)
 		if !ok {
 			// The congestion window or the pacer holds the rest back:
 			// acknowledge everything and let time pass.
 			now = now.Add(10 * time.Millisecond)
-			e.Receive((&Ack{Ranges: []Range{{0, seqMask}}}).Append(nil), now)
+			e.Receive(encodeAck(t, rakwire.Ack{Ranges: []rakwire.Range{{Min: 0, Max: seqMask}}}), now)
 			i--
 			continue
 		}
-		_, r, err := ParseDataDatagram(b)
+		_, r, err := parseDataDatagram(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,9 +396,7 @@ func TestEngineReceiveLimitTakesTheGapFiller(t *testing.T) {
 	}
 	now := epoch
 	ordered := func(num, index uint32) []byte {
-		h := DataHeader{Number: num}
-		f := Frame{Reliability: ReliableOrdered, ReliableIndex: index, OrderingIndex: index, Payload: make([]byte, 1024)}
-		return f.Append(h.Append(nil))
+		return datagram(t, num, rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: index, OrderingIndex: index, Payload: make([]byte, 1024)})
 	}
 	// Messages 1..4 arrive first and fill the hold (4 × 1024 bytes).
 	for i := uint32(1); i <= 4; i++ {

@@ -3,6 +3,8 @@ package reliability
 import (
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // Outstanding counts queued messages until they are on the wire, then the
@@ -91,9 +93,7 @@ func TestEngineFlushACKs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dgram := func(num uint32) []byte {
-		h := DataHeader{Number: num}
-		f := Frame{Reliability: Reliable, ReliableIndex: num, Payload: []byte{byte(num)}}
-		return f.Append(h.Append(nil))
+		return datagram(t, num, rakwire.Frame{Reliability: rakwire.Reliable, ReliableIndex: num, Payload: []byte{byte(num)}})
 	}
 	ms := func(n float64) time.Time { return epoch.Add(time.Duration(n * float64(time.Millisecond))) }
 
@@ -110,9 +110,9 @@ func TestEngineFlushACKs(t *testing.T) {
 	if got := e.NextTimeout(); got.After(ms(2)) {
 		t.Fatalf("NextTimeout %v after FlushACKs at 2 ms", got.Sub(epoch))
 	}
-	var a Ack
+	var a rakwire.Ack
 	b, ok := e.AppendDatagram(nil, ms(2))
-	if err := ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 1 || a.Ranges[0] != (Range{0, 1}) {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 1 || a.Ranges[0] != (rakwire.Range{Min: 0, Max: 1}) {
 		t.Fatalf("after FlushACKs: % x (%v), want an ACK of [0,1]", b, err)
 	}
 
@@ -127,7 +127,7 @@ func TestEngineFlushACKs(t *testing.T) {
 
 	// The scheduled repeat of an ACK is flushed too.
 	b, ok = e.AppendDatagram(nil, ms(13))
-	if err := ParseAck(b, &a); !ok || err != nil || a.Ranges[len(a.Ranges)-1].Max != 2 {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || a.Ranges[len(a.Ranges)-1].Max != 2 {
 		t.Fatalf("at 13 ms: % x (%v)", b, err)
 	}
 	if got := e.NextTimeout(); !got.Equal(ms(13).Add(ackRepeatDelay)) {
@@ -135,7 +135,7 @@ func TestEngineFlushACKs(t *testing.T) {
 	}
 	e.FlushACKs(ms(14))
 	b, ok = e.AppendDatagram(nil, ms(14))
-	if err := ParseAck(b, &a); !ok || err != nil || a.NAK {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || a.NAK {
 		t.Fatalf("flushed repeat: % x (%v)", b, err)
 	}
 	if got := e.NextTimeout(); !got.IsZero() {
@@ -174,7 +174,7 @@ func TestEngineIdleTimeout(t *testing.T) {
 	if got := e.NextTimeout(); !got.Equal(sec(3)) {
 		t.Fatalf("NextTimeout %v after a malformed datagram, want 3 s", got.Sub(epoch))
 	}
-	e.Receive((&Ack{Ranges: []Range{{7, 7}}}).Append(nil), sec(2))
+	e.Receive(encodeAck(t, rakwire.Ack{Ranges: []rakwire.Range{{Min: 7, Max: 7}}}), sec(2))
 	if got := e.NextTimeout(); !got.Equal(sec(5)) {
 		t.Fatalf("NextTimeout %v after an ACK at 2 s, want 5 s", got.Sub(epoch))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netrak/netrak/internal/rakcapture"
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // FuzzEngineReceive drives an engine with arbitrary datagrams (the input
@@ -92,11 +93,11 @@ func FuzzEngineReceive(f *testing.F) {
 // require; other datagrams pass.
 func checkOutgoingAck(t *testing.T, b []byte) {
 	t.Helper()
-	if c := ClassifyDatagram(b); c != DatagramACK && c != DatagramNAK {
+	if c := rakwire.ClassifyDatagram(b); c != rakwire.DatagramACK && c != rakwire.DatagramNAK {
 		return
 	}
-	var a Ack
-	if err := ParseAck(b, &a); err != nil {
+	var a rakwire.Ack
+	if _, err := rakwire.ParseAck(b, &a); err != nil {
 		t.Fatalf("engine sent a malformed ACK/NAK: %v", err)
 	}
 	for i := 1; i < len(a.Ranges); i++ {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // netPair wires two engines back to back through a simulated link with
@@ -62,14 +64,14 @@ func (p *netPair) pump() {
 			if !ok {
 				break
 			}
-			switch ClassifyDatagram(p.buf) {
-			case DatagramData:
+			switch rakwire.ClassifyDatagram(p.buf) {
+			case rakwire.DatagramData:
 				p.sent[side]++
-			case DatagramACK, DatagramNAK:
+			case rakwire.DatagramACK, rakwire.DatagramNAK:
 				// Patched RakNet builds refuse a range list unless each
 				// range starts above the previous one's end.
-				var a Ack
-				if err := ParseAck(p.buf, &a); err != nil {
+				var a rakwire.Ack
+				if _, err := rakwire.ParseAck(p.buf, &a); err != nil {
 					p.tb.Fatalf("engine %d sent a malformed ACK: %v", side, err)
 				}
 				// Ascending and merged: each range starts more than one

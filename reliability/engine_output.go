@@ -1,6 +1,10 @@
 package reliability
 
-import "time"
+import (
+	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // AppendDatagram appends the next datagram to send to dst and returns it
 // with true, or returns dst unchanged and false when nothing is due now.
@@ -22,30 +26,36 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 	}
 	t := &e.rx.pipe.acks
 	if due := e.rx.ackDue(e.cfg.ACKDelay); !due.IsZero() && !now.Before(due) {
-		b := e.appendACK(dst, now)
-		e.countOut(len(b) - len(dst))
-		e.stats.ACKsSent++
-		return b, true
+		b, err := e.appendACK(dst, now)
+		return e.control(dst, b, err, &e.stats.ACKsSent)
 	}
 	if rx := &e.rx; !rx.ackRedo.IsZero() && !now.Before(rx.ackRedo) {
 		// No fresh ACK carried the last one's ranges again: repeat them
 		// on their own, once. They are ascending and merged already.
 		rx.ackRedo = time.Time{}
-		a := Ack{Ranges: rx.ackPrev[:AckFit(false, false, rx.ackPrev, e.maxDgram)]}
+		a := rakwire.Ack{Ranges: rx.ackPrev[:rakwire.AckFit(false, false, rx.ackPrev, e.maxDgram)]}
 		rx.ackPrev = rx.ackPrev[:0]
-		b := a.Append(dst)
-		e.countOut(len(b) - len(dst))
-		e.stats.ACKsSent++
-		return b, true
+		b, err := a.Append(dst)
+		return e.control(dst, b, err, &e.stats.ACKsSent)
 	}
 	if due := e.rx.nakDue(e.nakDelay(), now); !due.IsZero() && !now.Before(due) {
-		if b := t.appendNAKBefore(dst, e.maxDgram, e.rx.nakCutoff); len(b) > len(dst) {
-			e.countOut(len(b) - len(dst))
-			e.stats.NAKsSent++
-			return b, true
+		if b, err := t.appendNAKBefore(dst, e.maxDgram, e.rx.nakCutoff); err != nil || len(b) > len(dst) {
+			return e.control(dst, b, err, &e.stats.NAKsSent)
 		}
 	}
 	return e.appendData(dst, now)
+}
+
+// control completes AppendDatagram with an ACK or NAK datagram: b is dst
+// with it appended, unless encoding it failed.
+func (e *Engine) control(dst, b []byte, err error, count *uint64) ([]byte, bool) {
+	if err != nil {
+		e.broken(err)
+		return dst, false
+	}
+	e.countOut(len(b) - len(dst))
+	*count++
+	return b, true
 }
 
 // appendACK appends an ACK carrying the pending ranges that fit, merged
@@ -61,21 +71,21 @@ func (e *Engine) AppendDatagram(dst []byte, now time.Time) ([]byte, bool) {
 //
 // Both lists come out of the ackQueue ascending and merged, so one linear
 // merge keeps the result so.
-func (e *Engine) appendACK(dst []byte, now time.Time) []byte {
+func (e *Engine) appendACK(dst []byte, now time.Time) ([]byte, error) {
 	rx := &e.rx
 	rx.ackFresh = rx.pipe.acks.takeACK(rx.ackFresh[:0], e.maxDgram)
 	rx.ackFlush = rx.ackFlush && rx.pipe.acks.pendingACK() > 0
 	ranges := mergeAscending(rx.ackMerged[:0], rx.ackFresh, rx.ackPrev)
 	rx.ackMerged = ranges
-	if AckFit(false, false, ranges, e.maxDgram) < len(ranges) {
+	if rakwire.AckFit(false, false, ranges, e.maxDgram) < len(ranges) {
 		// No room for the repeat: the fresh ranges alone (they fit).
 		ranges = rx.ackFresh
 	}
-	a := Ack{Ranges: ranges}
-	b := a.Append(dst)
+	a := rakwire.Ack{Ranges: ranges}
+	b, err := a.Append(dst)
 	rx.ackPrev = append(rx.ackPrev[:0], rx.ackFresh...)
 	rx.ackRedo = now.Add(ackRepeatDelay)
-	return b
+	return b, err
 }
 
 // mergeAscending appends to dst the union of x and y, two range lists in
@@ -83,10 +93,10 @@ func (e *Engine) appendACK(dst []byte, now time.Time) []byte {
 // ranges merged: each range starts more than one above the previous
 // range's end, as patched RakNet builds (the fix for RakNet issue #102)
 // require of a range list.
-func mergeAscending(dst, x, y []Range) []Range {
+func mergeAscending(dst, x, y []rakwire.Range) []rakwire.Range {
 	start := len(dst)
 	for len(x) > 0 || len(y) > 0 {
-		var r Range
+		var r rakwire.Range
 		if len(y) == 0 || (len(x) > 0 && x[0].Min <= y[0].Min) {
 			r, x = x[0], x[1:]
 		} else {
@@ -148,8 +158,12 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 	// gap before this one says nothing about the path's capacity); needs
 	// B and AS, the sender is in slow start. It sends 0x84 for the first
 	// datagram of a burst and 0x8c for the rest.
-	h := DataHeader{ContinuousSend: e.backlogged, NeedsBAndAS: e.cc.inSlowStart(), Number: d.num}
-	b := h.Append(dst)
+	h := rakwire.DataHeader{ContinuousSend: e.backlogged, NeedsBAndAS: e.cc.inSlowStart(), Number: d.num}
+	b, err := h.Append(dst)
+	if err != nil {
+		e.broken(err)
+		return dst, false
+	}
 	limit := start + e.maxDgram
 
 	// Resends first: they are the oldest data and hold up the peer's
@@ -166,7 +180,10 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 		if len(b)+f.Len() > limit {
 			break
 		}
-		b = f.Append(b)
+		if b, err = f.Append(b); err != nil {
+			e.broken(err)
+			return dst, false
+		}
 		d.refs = append(d.refs, e.resend.pop())
 		e.stats.Resends++
 		e.stats.FramesSent++
@@ -194,7 +211,10 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 			e.nextSplitID++
 			e.splitsOut++
 		}
-		b = f.Append(b)
+		if b, err = f.Append(b); err != nil {
+			e.broken(err)
+			return dst, false
+		}
 		e.stats.FramesSent++
 		if p != Immediate {
 			e.credits[p]--
@@ -219,7 +239,7 @@ func (e *Engine) appendData(dst []byte, now time.Time) ([]byte, bool) {
 		}
 	}
 
-	if len(b) == start+DataHeaderLen {
+	if len(b) == start+rakwire.DataHeaderLen {
 		// Nothing fitted after all (every candidate was skipped): undo.
 		e.sent.next = d.num
 		d.inFlight = false
@@ -265,10 +285,12 @@ func (e *Engine) nextClass(skip *[numPriorities]bool) (Priority, bool) {
 	return 0, false
 }
 
-// frameFor describes part i of m; the caller sets ReliableIndex.
-func (e *Engine) frameFor(m *outMsg, i uint32) Frame {
-	f := Frame{
-		Reliability:     m.wire,
+// frameFor describes part i of m; the caller sets ReliableIndex. Send cut
+// the parts to fit a datagram and the indexes are 24-bit, so the frame
+// encodes.
+func (e *Engine) frameFor(m *outMsg, i uint32) rakwire.Frame {
+	f := rakwire.Frame{
+		Reliability:     rakwire.Reliability(m.wire),
 		OrderingIndex:   m.orderingIndex,
 		SequencingIndex: m.sequencingIndex,
 		OrderingChannel: m.channel,

@@ -1,6 +1,10 @@
 package reliability
 
-import "time"
+import (
+	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // Receive processes one datagram from the peer: an ACK, a NAK or a data
 // datagram. Malformed, duplicate and hostile input is dropped and counted
@@ -15,9 +19,9 @@ func (e *Engine) Receive(b []byte, now time.Time) {
 		e.stats.Drops.DeadInput++
 		return
 	}
-	switch ClassifyDatagram(b) {
-	case DatagramACK, DatagramNAK:
-		if err := ParseAck(b, &e.ackScratch); err != nil {
+	switch rakwire.ClassifyDatagram(b) {
+	case rakwire.DatagramACK, rakwire.DatagramNAK:
+		if _, err := rakwire.ParseAck(b, &e.ackScratch); err != nil {
 			e.stats.Drops.MalformedACK++
 			return
 		}
@@ -28,8 +32,8 @@ func (e *Engine) Receive(b []byte, now time.Time) {
 			e.stats.ACKsReceived++
 		}
 		e.onAckDatagram(&e.ackScratch, now)
-	case DatagramData:
-		if len(b) >= DataHeaderLen {
+	case rakwire.DatagramData:
+		if len(b) >= rakwire.DataHeaderLen {
 			e.heardAt = now
 		}
 		e.receiveData(b, now)
@@ -58,7 +62,7 @@ func (e *Engine) receiveData(b []byte, now time.Time) {
 	next := rx.pipe.acks.next
 	var acked bool
 	rx.ready, acked = rx.pipe.receiveDatagram(rx.ready[:0], b)
-	if acked && len(b) >= DataHeaderLen {
+	if acked && len(b) >= rakwire.DataHeaderLen {
 		rx.reorder.arrived(uint32(b[1])|uint32(b[2])<<8|uint32(b[3])<<16, next, now)
 	}
 	if acked && pending == 0 {
@@ -107,13 +111,13 @@ type rxState struct {
 	gaps      [gapMarks]gapMark // when recent gaps opened, oldest first from gapHead
 	gapHead   int
 	gapLen    int
-	nakCutoff uint32        // gaps ending before it are old enough to NAK
-	ackFresh  []Range       // scratch: the pending ranges the next ACK carries
-	ackPrev   []Range       // ranges of the previous ACK, to be repeated once
-	ackMerged []Range       // scratch: fresh and repeated ranges, merged
-	ackRedo   time.Time     // when to repeat ackPrev on its own; zero: no need
-	ackFlush  bool          // FlushACKs: the pending ranges are due now
-	ready     []recvMessage // scratch for recvPipeline.receiveDatagram
+	nakCutoff uint32          // gaps ending before it are old enough to NAK
+	ackFresh  []rakwire.Range // scratch: the pending ranges the next ACK carries
+	ackPrev   []rakwire.Range // ranges of the previous ACK, to be repeated once
+	ackMerged []rakwire.Range // scratch: fresh and repeated ranges, merged
+	ackRedo   time.Time       // when to repeat ackPrev on its own; zero: no need
+	ackFlush  bool            // FlushACKs: the pending ranges are due now
+	ready     []recvMessage   // scratch for recvPipeline.receiveDatagram
 	reorder   reorderTracker
 	out       fifo[Message]
 	queued    int    // bytes delivered but not yet read

@@ -1,6 +1,10 @@
 package reliability
 
-import "time"
+import (
+	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // The sender's side of acknowledgement: what becomes of the data
 // datagrams this side sent. The peer's ACKs and NAKs, and retransmission
@@ -136,7 +140,7 @@ func (e *Engine) nakWaitHead() (*sentDatagram, time.Time) {
 // loss: the congestion controller takes it back, and a NAKed one teaches
 // the NAK wait how late datagrams arrive. The work is at most
 // lostRecords per range.
-func (e *Engine) findSpurious(ranges []Range, now time.Time) {
+func (e *Engine) findSpurious(ranges []rakwire.Range, now time.Time) {
 	for i := range e.lost.recs {
 		r := &e.lost.recs[i]
 		if !r.valid {
@@ -235,7 +239,7 @@ func (e *Engine) acked(d *sentDatagram, now time.Time) {
 // in-flight window, whatever the ranges claim: each range is intersected
 // with the window and only the intersection is visited, and the total
 // visited across all ranges may not exceed the window's span.
-func (e *Engine) onAckDatagram(a *Ack, now time.Time) {
+func (e *Engine) onAckDatagram(a *rakwire.Ack, now time.Time) {
 	// Each number may be named twice (ACKs repeat the previous ACK's
 	// ranges), so an honest ACK visits at most twice the window.
 	budget := 2*e.sent.span() + len(a.Ranges)

@@ -3,6 +3,8 @@ package reliability
 import (
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // drainData collects the data datagrams the engine hands out now, and
@@ -18,7 +20,7 @@ func drainData(t *testing.T, e *Engine, now time.Time) [][]byte {
 		if len(b) > e.MaxDatagramSize() {
 			t.Fatalf("%d-byte datagram, limit %d", len(b), e.MaxDatagramSize())
 		}
-		if ClassifyDatagram(b) == DatagramData {
+		if rakwire.ClassifyDatagram(b) == rakwire.DatagramData {
 			out = append(out, b)
 		}
 	}
@@ -76,17 +78,17 @@ func TestEnginePacksFrames(t *testing.T) {
 		var ds [][]byte
 		for now := epoch; e.Stats().QueuedMessages > 0; now = now.Add(10 * time.Millisecond) {
 			ds = append(ds, drainData(t, e, now)...)
-			e.Receive((&Ack{Ranges: []Range{{0, seqMask}}}).Append(nil), now)
+			e.Receive(encodeAck(t, rakwire.Ack{Ranges: []rakwire.Range{{Min: 0, Max: seqMask}}}), now)
 		}
-		per := (e.MaxDatagramSize() - DataHeaderLen) / (FrameHeaderLen(ReliableOrdered, false) + size)
+		per := (e.MaxDatagramSize() - rakwire.DataHeaderLen) / (frameHeaderLen(ReliableOrdered, false) + size)
 		frames := 0
 		for i, d := range ds {
-			_, r, err := ParseDataDatagram(d)
+			_, r, err := parseDataDatagram(d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := 0
-			var f Frame
+			var f rakwire.Frame
 			for r.Next(&f) == nil {
 				n++
 			}
@@ -111,7 +113,7 @@ func TestEngineAckWithAS(t *testing.T) {
 	if len(drainData(t, e, epoch)) != 1 {
 		t.Fatal("nothing sent")
 	}
-	ack := (&Ack{HasAS: true, AS: 12345, Ranges: []Range{{0, 0}}}).Append(nil)
+	ack := encodeAck(t, rakwire.Ack{HasAS: true, AS: 12345, Ranges: []rakwire.Range{{Min: 0, Max: 0}}})
 	if ack[0] != 0xe0 {
 		t.Fatalf("header %#x", ack[0])
 	}
@@ -146,9 +148,9 @@ func TestEngineSplitUpgrade(t *testing.T) {
 				t.Fatalf("%d datagrams for a 5000-byte message", len(ds))
 			}
 			for _, d := range ds {
-				_, r, _ := ParseDataDatagram(d)
-				var f Frame
-				if err := r.Next(&f); err != nil || !f.Split || f.Reliability != c.wire {
+				_, r, _ := parseDataDatagram(d)
+				var f rakwire.Frame
+				if err := r.Next(&f); err != nil || !f.Split || f.Reliability != kind(c.wire) {
 					t.Fatalf("frame %+v, %v; want split %v", f, err, c.wire)
 				}
 			}
@@ -215,14 +217,14 @@ func TestEngineResendOnNAK(t *testing.T) {
 		t.Fatalf("%d datagrams", len(ds))
 	}
 	now := epoch.Add(40 * time.Millisecond) // far below the RTO
-	e.Receive((&Ack{Ranges: []Range{{0, 0}, {2, 2}}}).Append(nil), now)
-	e.Receive((&Ack{NAK: true, Ranges: []Range{{1, 1}}}).Append(nil), now)
+	e.Receive(encodeAck(t, rakwire.Ack{Ranges: []rakwire.Range{{Min: 0, Max: 0}, {Min: 2, Max: 2}}}), now)
+	e.Receive(encodeAck(t, rakwire.Ack{NAK: true, Ranges: []rakwire.Range{{Min: 1, Max: 1}}}), now)
 	re := drainData(t, e, now)
 	if len(re) != 1 {
 		t.Fatalf("%d datagrams after the NAK, want the resend", len(re))
 	}
-	h, r, _ := ParseDataDatagram(re[0])
-	var f Frame
+	h, r, _ := parseDataDatagram(re[0])
+	var f rakwire.Frame
 	if err := r.Next(&f); err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +246,7 @@ func TestEngineAckTiming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dgram := func(num uint32) []byte {
-		h := DataHeader{Number: num}
-		f := Frame{Reliability: Unreliable, Payload: []byte{byte(num)}}
-		return f.Append(h.Append(nil))
-	}
+	dgram := func(num uint32) []byte { return dataDatagram(t, num) }
 	ms := func(n float64) time.Time { return epoch.Add(time.Duration(n * float64(time.Millisecond))) }
 	for i, at := range []float64{0, 3, 6} {
 		e.Receive(dgram(uint32(i)), ms(at))
@@ -261,9 +259,9 @@ func TestEngineAckTiming(t *testing.T) {
 	if b, ok := e.AppendDatagram(nil, ms(9.9)); ok {
 		t.Fatalf("sent % x before the ACK delay", b)
 	}
-	var a Ack
+	var a rakwire.Ack
 	b, ok := e.AppendDatagram(nil, ms(10))
-	if err := ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (Range{0, 3}) || a.Ranges[1] != (Range{5, 5}) {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (rakwire.Range{Min: 0, Max: 3}) || a.Ranges[1] != (rakwire.Range{Min: 5, Max: 5}) {
 		t.Fatalf("at 10 ms: % x (%v), want one ACK of [0,3] [5,5]", b, err)
 	}
 	if b, ok := e.AppendDatagram(nil, ms(10)); ok {
@@ -274,7 +272,7 @@ func TestEngineAckTiming(t *testing.T) {
 		t.Fatalf("NextTimeout %v, want the NAK at 27 ms", got.Sub(epoch))
 	}
 	b, ok = e.AppendDatagram(nil, ms(27))
-	if err := ParseAck(b, &a); !ok || err != nil || !a.NAK || len(a.Ranges) != 1 || a.Ranges[0] != (Range{4, 4}) {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || !a.NAK || len(a.Ranges) != 1 || a.Ranges[0] != (rakwire.Range{Min: 4, Max: 4}) {
 		t.Fatalf("at 27 ms: % x (%v), want a NAK of 4", b, err)
 	}
 	// No fresh ACK came: the last one is repeated on its own at 50 ms.
@@ -282,7 +280,7 @@ func TestEngineAckTiming(t *testing.T) {
 		t.Fatalf("NextTimeout %v, want the repeat at %v", got.Sub(epoch), (10*time.Millisecond + ackRepeatDelay))
 	}
 	b, ok = e.AppendDatagram(nil, ms(10).Add(ackRepeatDelay))
-	if err := ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (Range{0, 3}) {
+	if _, err := rakwire.ParseAck(b, &a); !ok || err != nil || a.NAK || len(a.Ranges) != 2 || a.Ranges[0] != (rakwire.Range{Min: 0, Max: 3}) {
 		t.Fatalf("repeat: % x (%v)", b, err)
 	}
 	if got := e.NextTimeout(); !got.IsZero() {

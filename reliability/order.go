@@ -1,5 +1,7 @@
 package reliability
 
+import "github.com/netrak/netrak/internal/rakwire"
+
 // orderingChannels applies ordering and sequencing to complete messages
 // (after deduplication and reassembly), for the 32 ordering channels of
 // one direction, with RakNet's semantics:
@@ -152,9 +154,9 @@ func (o *orderingChannels) held() (msgs, bytes int) { return o.heldMsgs, o.heldB
 // f's kind and ordering fields, without changing anything. For a split
 // message, check each part (size 0 for the parts, the total at the end);
 // receive itself never refuses for lack of room.
-func (o *orderingChannels) check(f *Frame, size int) orderVerdict {
+func (o *orderingChannels) check(f *rakwire.Frame, size int) orderVerdict {
 	o.init()
-	r := f.Reliability
+	r := Reliability(f.Reliability)
 	if !r.HasOrderingChannel() {
 		return orderDelivered
 	}
@@ -186,7 +188,7 @@ func (o *orderingChannels) check(f *Frame, size int) orderVerdict {
 // unblocks, in order. owned says the caller hands payload over; otherwise
 // a held payload is copied. It returns the updated out and what happened
 // to this message.
-func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, owned bool) ([]recvMessage, orderVerdict) {
+func (o *orderingChannels) receive(out []recvMessage, f *rakwire.Frame, payload []byte, owned bool) ([]recvMessage, orderVerdict) {
 	v := o.check(f, 0)
 	switch v {
 	case orderHoldFull:
@@ -196,7 +198,7 @@ func (o *orderingChannels) receive(out []recvMessage, f *Frame, payload []byte, 
 	default:
 		return out, v
 	}
-	r := f.Reliability
+	r := Reliability(f.Reliability)
 	if !r.HasOrderingChannel() {
 		return append(out, recvMessage{Reliability: r, Payload: payload, Owned: owned}), orderDelivered
 	}

@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // ordered and sequenced build message frames whose payloads name them.
-func ordered(ch uint8, idx uint32) (Frame, []byte) {
-	return Frame{Reliability: ReliableOrdered, OrderingChannel: ch, OrderingIndex: idx}, []byte(fmt.Sprintf("o%d", idx))
+func ordered(ch uint8, idx uint32) (rakwire.Frame, []byte) {
+	return rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingChannel: ch, OrderingIndex: idx}, []byte(fmt.Sprintf("o%d", idx))
 }
 
-func sequenced(r Reliability, ch uint8, ord, seq uint32) (Frame, []byte) {
-	return Frame{Reliability: r, OrderingChannel: ch, OrderingIndex: ord, SequencingIndex: seq}, []byte(fmt.Sprintf("s%d.%d", ord, seq))
+func sequenced(r Reliability, ch uint8, ord, seq uint32) (rakwire.Frame, []byte) {
+	return rakwire.Frame{Reliability: kind(r), OrderingChannel: ch, OrderingIndex: ord, SequencingIndex: seq}, []byte(fmt.Sprintf("s%d.%d", ord, seq))
 }
 
 func payloads(ms []recvMessage) []string {
@@ -80,9 +82,9 @@ func TestOrderingCopiesHeldPayloads(t *testing.T) {
 	}
 	// An owned payload is kept as is.
 	own := []byte("mine")
-	f2 := Frame{Reliability: ReliableOrdered, OrderingIndex: 3}
+	f2 := rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingIndex: 3}
 	o.receive(nil, &f2, own, true)
-	f1 := Frame{Reliability: ReliableOrdered, OrderingIndex: 2}
+	f1 := rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingIndex: 2}
 	out, _ = o.receive(nil, &f1, []byte("x"), true)
 	if len(out) != 2 || &out[1].Payload[0] != &own[0] {
 		t.Error("owned payload was copied")
@@ -94,7 +96,7 @@ func TestOrderingSequenced(t *testing.T) {
 		var o orderingChannels
 		var out []recvMessage
 		var v orderVerdict
-		recv := func(f Frame, p []byte, want orderVerdict) {
+		recv := func(f rakwire.Frame, p []byte, want orderVerdict) {
 			t.Helper()
 			out, v = o.receive(out, &f, p, false)
 			if v != want {
@@ -132,7 +134,7 @@ func TestOrderingSequenced(t *testing.T) {
 func TestOrderingHeldSequencedOrder(t *testing.T) {
 	var o orderingChannels
 	var out []recvMessage
-	add := func(f Frame, p []byte) {
+	add := func(f rakwire.Frame, p []byte) {
 		t.Helper()
 		var v orderVerdict
 		if out, v = o.receive(out, &f, p, false); v == orderStale || v == orderDuplicate {
@@ -195,7 +197,7 @@ func TestOrderingLimits(t *testing.T) {
 		t.Errorf("channel 32: %v", v)
 	}
 	// Kinds without a channel pass straight through.
-	u := Frame{Reliability: Reliable, OrderingChannel: 200}
+	u := rakwire.Frame{Reliability: rakwire.Reliable, OrderingChannel: 200}
 	out, v := o.receive(nil, &u, []byte("r"), false)
 	if v != orderDelivered || len(out) != 1 || out[0].Channel != 0 {
 		t.Errorf("reliable: %v %+v", v, out)
@@ -209,7 +211,7 @@ func TestOrderingLimits(t *testing.T) {
 // before them (in send order), nothing delivered out of its epoch.
 func TestOrderingModel(t *testing.T) {
 	type sent struct {
-		f   Frame
+		f   rakwire.Frame
 		pos int // position in the channel's send order
 	}
 	for seed := uint64(1); seed <= 10; seed++ {
@@ -227,12 +229,12 @@ func TestOrderingModel(t *testing.T) {
 		var all []sent
 		for i := 0; i < 3000; i++ {
 			c := uint8(rng.IntN(4))
-			var f Frame
+			var f rakwire.Frame
 			if rng.IntN(3) == 0 {
-				f = Frame{Reliability: UnreliableSequenced, OrderingChannel: c, OrderingIndex: nextOrd[c], SequencingIndex: nextSeq[c]}
+				f = rakwire.Frame{Reliability: rakwire.UnreliableSequenced, OrderingChannel: c, OrderingIndex: nextOrd[c], SequencingIndex: nextSeq[c]}
 				nextSeq[c]++
 			} else {
-				f = Frame{Reliability: ReliableOrdered, OrderingChannel: c, OrderingIndex: nextOrd[c]}
+				f = rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingChannel: c, OrderingIndex: nextOrd[c]}
 				nextOrd[c] = seqAdd(nextOrd[c], 1)
 				nextSeq[c] = 0
 			}
@@ -243,7 +245,7 @@ func TestOrderingModel(t *testing.T) {
 		// Deliver with local reordering, duplicates, and some sequenced lost.
 		var arrivals []sent
 		for _, s := range all {
-			if s.f.Reliability == UnreliableSequenced && rng.IntN(5) == 0 {
+			if s.f.Reliability == rakwire.UnreliableSequenced && rng.IntN(5) == 0 {
 				continue
 			}
 			arrivals = append(arrivals, s)
@@ -263,7 +265,7 @@ func TestOrderingModel(t *testing.T) {
 		seenOrdered := map[[2]byte]bool{}
 		for _, s := range arrivals {
 			f := s.f
-			if f.Reliability == ReliableOrdered && seenOrdered[[2]byte(f.Payload)] {
+			if f.Reliability == rakwire.ReliableOrdered && seenOrdered[[2]byte(f.Payload)] {
 				continue // the reliable window drops resends before ordering
 			}
 			var v orderVerdict
@@ -271,7 +273,7 @@ func TestOrderingModel(t *testing.T) {
 			if v == orderTooFarAhead || v == orderBadChannel {
 				t.Fatalf("seed %d: %v", seed, v)
 			}
-			if f.Reliability == ReliableOrdered {
+			if f.Reliability == rakwire.ReliableOrdered {
 				seenOrdered[[2]byte(f.Payload)] = true
 			}
 		}
@@ -289,7 +291,7 @@ func TestOrderingModel(t *testing.T) {
 		}
 		want := 0
 		for _, s := range all {
-			if s.f.Reliability == ReliableOrdered {
+			if s.f.Reliability == rakwire.ReliableOrdered {
 				want++
 			}
 		}
@@ -305,7 +307,7 @@ func TestOrderingModel(t *testing.T) {
 func BenchmarkOrderingInOrder(b *testing.B) {
 	var o orderingChannels
 	out := make([]recvMessage, 0, 4)
-	f := Frame{Reliability: ReliableOrdered, OrderingChannel: 2}
+	f := rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingChannel: 2}
 	p := []byte("payload")
 	b.ReportAllocs()
 	for b.Loop() {

@@ -3,6 +3,8 @@ package reliability
 import (
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // The engine's pool rounds small buffers up to their class, so messages of
@@ -44,7 +46,7 @@ func TestSplitAssemblerPoolBudget(t *testing.T) {
 	a := newSplitAssembler(splitLimits{maxParts: 16, maxMessages: 4, maxBytes: 4096})
 	a.pool = &pool
 	part := make([]byte, 1000)
-	f := Frame{Reliability: Reliable, Split: true, SplitCount: 3, SplitID: 1, Payload: part}
+	f := rakwire.Frame{Reliability: rakwire.Reliable, Split: true, SplitCount: 3, SplitID: 1, Payload: part}
 	if _, v := a.add(&f); v != splitPending {
 		t.Fatalf("first part: %v", v)
 	}

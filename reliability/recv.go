@@ -1,6 +1,10 @@
 package reliability
 
-import "io"
+import (
+	"io"
+
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // recvPipeline is the receive side of one connection, built from the four
 // blocks in this package: ackQueue (which datagrams arrived, what to ACK and
@@ -83,11 +87,13 @@ func newRecvPipeline(cfg recvConfig) recvPipeline {
 // b; copy them before b is reused. Messages carry the wire kind (receipt
 // kinds 5, 6, 7 arrive as 0, 2, 3, their plain counterparts).
 func (p *recvPipeline) receiveDatagram(out []recvMessage, b []byte) ([]recvMessage, bool) {
-	h, frames, err := ParseDataDatagram(b)
+	var h rakwire.DataHeader
+	n, err := rakwire.ParseDataHeader(b, &h)
 	if err != nil {
 		p.drops.MalformedDatagram++
 		return out, false
 	}
+	frames := rakwire.NewFrameReader(b[n:])
 	switch p.acks.check(h.Number) {
 	case ackNew:
 	case ackDuplicate:
@@ -104,7 +110,7 @@ func (p *recvPipeline) receiveDatagram(out []recvMessage, b []byte) ([]recvMessa
 		return out, false
 	}
 	refused := false
-	var f Frame
+	var f rakwire.Frame
 	for {
 		err := frames.Next(&f)
 		if err == io.EOF {
@@ -135,7 +141,7 @@ func (p *recvPipeline) receiveDatagram(out []recvMessage, b []byte) ([]recvMessa
 
 // receiveFrame runs one frame through dedup, reassembly and ordering. It
 // returns false when a reliable frame was refused for lack of room.
-func (p *recvPipeline) receiveFrame(out []recvMessage, f *Frame) ([]recvMessage, bool) {
+func (p *recvPipeline) receiveFrame(out []recvMessage, f *rakwire.Frame) ([]recvMessage, bool) {
 	f.Reliability = f.Reliability.WireKind()
 	reliable := f.Reliability.IsReliable()
 	if reliable {
@@ -227,7 +233,7 @@ func (p *recvPipeline) receiveFrame(out []recvMessage, f *Frame) ([]recvMessage,
 	return out, true
 }
 
-func (p *recvPipeline) markReliable(f *Frame) {
+func (p *recvPipeline) markReliable(f *rakwire.Frame) {
 	if f.Reliability.IsReliable() {
 		p.rel.mark(f.ReliableIndex)
 	}

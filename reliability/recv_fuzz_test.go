@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/netrak/netrak/internal/rakcapture"
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // fuzzLimits are small so that the fuzzer reaches every limit quickly.
@@ -58,7 +59,7 @@ func FuzzRecvFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		p := newRecvPipeline(fuzzLimits)
 		var out []recvMessage
-		var frames []Frame
+		var frames []rakwire.Frame
 		var dnum, relBase uint32
 		seenRel := map[uint32]bool{}
 		payload := make([]byte, 255)
@@ -66,7 +67,7 @@ func FuzzRecvFrames(f *testing.F) {
 			if len(frames) == 0 {
 				return
 			}
-			d := dgram(dnum, frames...)
+			d := datagram(t, dnum, frames...)
 			frames = frames[:0]
 			var ok bool
 			out, ok = p.receiveDatagram(out[:0], d)
@@ -97,7 +98,7 @@ func FuzzRecvFrames(f *testing.F) {
 				}
 				continue
 			}
-			fr := Frame{Reliability: Reliability(op & 7)}
+			fr := rakwire.Frame{Reliability: rakwire.Reliability(op & 7)}
 			fr.ReliableIndex = seqAdd(relBase, uint32(int8(a))&seqMask)
 			if a == 0 {
 				relBase = seqAdd(relBase, 1)
@@ -142,7 +143,7 @@ func FuzzRecvDatagrams(f *testing.F) {
 		var seed []byte
 		n := 0
 		for _, d := range c {
-			if d.From == from && ClassifyDatagram(d.Data) == DatagramData && len(d.Data) < 256 && n < 8 {
+			if d.From == from && rakwire.ClassifyDatagram(d.Data) == rakwire.DatagramData && len(d.Data) < 256 && n < 8 {
 				seed = append(seed, byte(len(d.Data)))
 				seed = append(seed, d.Data...)
 				n++

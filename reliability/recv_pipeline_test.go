@@ -5,17 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// dgram builds a data datagram numbered num holding frames.
-func dgram(num uint32, frames ...Frame) []byte {
-	h := DataHeader{NeedsBAndAS: true, Number: num}
-	b := h.Append(nil)
-	for i := range frames {
-		b = frames[i].Append(b)
-	}
-	return b
-}
+	"github.com/netrak/netrak/internal/rakwire"
+)
 
 // deliverAll feeds datagrams and returns the delivered payloads as strings.
 func deliverAll(t *testing.T, p *recvPipeline, dgrams ...[]byte) []string {
@@ -33,8 +25,7 @@ func TestRecvReceiptKinds(t *testing.T) {
 	var p recvPipeline
 	// Kinds 5, 6, 7 as a non-original sender might put them on the wire:
 	// Append writes the wire kind, so craft the flags byte by hand.
-	raw := DataHeader{Number: 0}
-	b := raw.Append(nil)
+	b := datagram(t, 0)
 	b = append(b, fromHex(t, "a00008 41")...)                  // 5: unreliable with receipt
 	b = append(b, fromHex(t, "c00008 000000 42")...)           // 6: reliable with receipt
 	b = append(b, fromHex(t, "e00008 010000 000000 02 43")...) // 7: reliable ordered with receipt
@@ -54,12 +45,12 @@ func TestRecvReceiptKinds(t *testing.T) {
 
 func TestRecvDuplicates(t *testing.T) {
 	var p recvPipeline
-	f := Frame{Reliability: ReliableOrdered, ReliableIndex: 0, Payload: []byte("a")}
-	u := Frame{Reliability: Unreliable, Payload: []byte("u")}
-	d0 := dgram(0, f, u)
+	f := rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: 0, Payload: []byte("a")}
+	u := rakwire.Frame{Reliability: rakwire.Unreliable, Payload: []byte("u")}
+	d0 := datagram(t, 0, f, u)
 	// The same datagram twice (network duplication), then the reliable frame
 	// resent under a new datagram number.
-	got := deliverAll(t, &p, d0, d0, dgram(1, f))
+	got := deliverAll(t, &p, d0, d0, datagram(t, 1, f))
 	if diff := cmp.Diff([]string{"a", "u"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -67,17 +58,17 @@ func TestRecvDuplicates(t *testing.T) {
 		t.Errorf("drops %+v", p.drops)
 	}
 	// Both datagram numbers are acknowledged, once each.
-	var a Ack
-	if err := ParseAck(p.acks.appendACK(nil, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []Range{{0, 1}}) {
+	var a rakwire.Ack
+	if _, err := rakwire.ParseAck(ackDatagram(t, &p.acks, false, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []rakwire.Range{{Min: 0, Max: 1}}) {
 		t.Errorf("ACK %v, %v", a.Ranges, err)
 	}
 }
 
 func TestRecvMalformed(t *testing.T) {
 	var p recvPipeline
-	good := Frame{Reliability: Reliable, ReliableIndex: 0, Payload: []byte("ok")}
-	bad := Frame{Reliability: ReliableOrdered, ReliableIndex: 1, OrderingChannel: 33, Payload: []byte("bad")}
-	d := dgram(0, good, bad)
+	good := rakwire.Frame{Reliability: rakwire.Reliable, ReliableIndex: 0, Payload: []byte("ok")}
+	bad := rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: 1, OrderingChannel: 33, Payload: []byte("bad")}
+	d := datagram(t, 0, good, bad)
 	d = append(d, 0x40, 0x00) // truncated frame
 	got := deliverAll(t, &p, d, []byte{0x84, 0}, []byte{0x01, 2, 3})
 	if !cmp.Equal(got, []string{"ok"}) {
@@ -93,13 +84,13 @@ func TestRecvMalformed(t *testing.T) {
 // peer's resend is accepted and everything arrives once, in order.
 func TestRecvRefusesWhenFull(t *testing.T) {
 	p := newRecvPipeline(recvConfig{order: orderLimits{maxHeld: 2}})
-	msg := func(i uint32) Frame {
-		return Frame{Reliability: ReliableOrdered, ReliableIndex: i, OrderingIndex: i, Payload: []byte{'0' + byte(i)}}
+	msg := func(i uint32) rakwire.Frame {
+		return rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: i, OrderingIndex: i, Payload: []byte{'0' + byte(i)}}
 	}
 	var out []recvMessage
 	var ok bool
 	for n, i := range []uint32{1, 2, 3} { // 0 is lost
-		out, ok = p.receiveDatagram(out[:0], dgram(uint32(n+1), msg(i)))
+		out, ok = p.receiveDatagram(out[:0], datagram(t, uint32(n+1), msg(i)))
 		if ok != (i != 3) || len(out) != 0 {
 			t.Fatalf("message %d: ok=%v, %d delivered", i, ok, len(out))
 		}
@@ -107,14 +98,14 @@ func TestRecvRefusesWhenFull(t *testing.T) {
 	if p.drops.OrderingHoldFull != 1 || p.drops.RefusedDatagram != 1 {
 		t.Fatalf("drops %+v", p.drops)
 	}
-	var a Ack
-	if err := ParseAck(p.acks.appendACK(nil, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []Range{{1, 2}}) {
+	var a rakwire.Ack
+	if _, err := rakwire.ParseAck(ackDatagram(t, &p.acks, false, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []rakwire.Range{{Min: 1, Max: 2}}) {
 		t.Errorf("ACK %v, %v; want 1..2 (3 refused)", a.Ranges, err)
 	}
-	if err := ParseAck(p.acks.appendNAK(nil, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []Range{{0, 0}}) {
+	if _, err := rakwire.ParseAck(ackDatagram(t, &p.acks, true, 1464), &a); err != nil || !cmp.Equal(a.Ranges, []rakwire.Range{{Min: 0, Max: 0}}) {
 		t.Errorf("NAK %v, %v; want 0 only", a.Ranges, err)
 	}
-	got := deliverAll(t, &p, dgram(4, msg(0)), dgram(5, msg(3)), dgram(6, msg(3)))
+	got := deliverAll(t, &p, datagram(t, 4, msg(0)), datagram(t, 5, msg(3)), datagram(t, 6, msg(3)))
 	if diff := cmp.Diff([]string{"0", "1", "2", "3"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -125,16 +116,16 @@ func TestRecvRefusesWhenFull(t *testing.T) {
 func TestRecvSplitOverBudgetRecovers(t *testing.T) {
 	p := newRecvPipeline(recvConfig{split: splitLimits{maxMessages: 1}})
 	m1, m2 := testMessage(3000, 1), testMessage(2000, 2)
-	p1 := splitParts(m1, 1000, 1, Frame{Reliability: ReliableOrdered, ReliableIndex: 0, OrderingIndex: 0})
-	p2 := splitParts(m2, 1000, 2, Frame{Reliability: ReliableOrdered, ReliableIndex: 3, OrderingIndex: 1})
+	p1 := splitParts(m1, 1000, 1, rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: 0, OrderingIndex: 0})
+	p2 := splitParts(m2, 1000, 2, rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: 3, OrderingIndex: 1})
 	var out []recvMessage
 	var ok bool
-	out, _ = p.receiveDatagram(out, dgram(0, p1[0]))
-	if out, ok = p.receiveDatagram(out, dgram(1, p2[0])); ok {
+	out, _ = p.receiveDatagram(out, datagram(t, 0, p1[0]))
+	if out, ok = p.receiveDatagram(out, datagram(t, 1, p2[0])); ok {
 		t.Fatal("second split message accepted beyond maxMessages")
 	}
-	out, _ = p.receiveDatagram(out, dgram(2, p1[1], p1[2]))
-	out, _ = p.receiveDatagram(out, dgram(3, p2[0], p2[1])) // the resend
+	out, _ = p.receiveDatagram(out, datagram(t, 2, p1[1], p1[2]))
+	out, _ = p.receiveDatagram(out, datagram(t, 3, p2[0], p2[1])) // the resend
 	if len(out) != 2 || !bytes.Equal(out[0].Payload, m1) || !bytes.Equal(out[1].Payload, m2) {
 		t.Fatalf("delivered %d messages; drops %+v", len(out), p.drops)
 	}
@@ -151,9 +142,9 @@ func TestRecvSplitOverBudgetRecovers(t *testing.T) {
 // complete, and does not stay in the assembler.
 func TestRecvStaleSplitSequenced(t *testing.T) {
 	var p recvPipeline
-	big := splitParts(testMessage(3000, 5), 1000, 9, Frame{Reliability: ReliableSequenced, ReliableIndex: 0, SequencingIndex: 5, OrderingChannel: 1})
-	newer := Frame{Reliability: ReliableSequenced, ReliableIndex: 3, SequencingIndex: 6, OrderingChannel: 1, Payload: []byte("newer")}
-	got := deliverAll(t, &p, dgram(0, big[0]), dgram(1, newer), dgram(2, big[1], big[2]))
+	big := splitParts(testMessage(3000, 5), 1000, 9, rakwire.Frame{Reliability: rakwire.ReliableSequenced, ReliableIndex: 0, SequencingIndex: 5, OrderingChannel: 1})
+	newer := rakwire.Frame{Reliability: rakwire.ReliableSequenced, ReliableIndex: 3, SequencingIndex: 6, OrderingChannel: 1, Payload: []byte("newer")}
+	got := deliverAll(t, &p, datagram(t, 0, big[0]), datagram(t, 1, newer), datagram(t, 2, big[1], big[2]))
 	if !cmp.Equal(got, []string{"newer"}) {
 		t.Errorf("delivered %q", got)
 	}
@@ -175,10 +166,10 @@ func TestRecvWrap(t *testing.T) {
 	var want, got []string
 	var out []recvMessage
 	for i := uint32(0); i < 100; i++ {
-		f := Frame{Reliability: ReliableOrdered, ReliableIndex: seqAdd(seqMask-20, i), OrderingIndex: seqAdd(seqMask-30, i), OrderingChannel: 5,
+		f := rakwire.Frame{Reliability: rakwire.ReliableOrdered, ReliableIndex: seqAdd(seqMask-20, i), OrderingIndex: seqAdd(seqMask-30, i), OrderingChannel: 5,
 			Payload: []byte{byte(i)}}
 		want = append(want, string(f.Payload))
-		d := dgram(seqAdd(seqMask-10, i), f)
+		d := datagram(t, seqAdd(seqMask-10, i), f)
 		var ok bool
 		if out, ok = p.receiveDatagram(out[:0], d); !ok {
 			t.Fatalf("datagram %d refused: %+v", i, p.drops)
@@ -196,8 +187,13 @@ func TestRecvWrap(t *testing.T) {
 func BenchmarkRecvPipelineSmallFrames(b *testing.B) {
 	// A full datagram of 32-byte reliable ordered messages, renumbered each
 	// time, through the whole receive side.
-	h, frames := benchSmallFrames()
-	dg := encodeFrames(h, frames, nil)
+	var h rakwire.DataHeader
+	size := frameHeaderLen(ReliableOrdered, false) + 32
+	frames := make([]rakwire.Frame, (MaxMTU-UDPIPOverhead-rakwire.DataHeaderLen)/size)
+	for i := range frames {
+		frames[i] = rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingChannel: 1, Payload: make([]byte, 32)}
+	}
+	dg := appendDatagram(b, nil, h, frames...)
 	var p recvPipeline
 	out := make([]recvMessage, 0, len(frames))
 	buf := make([]byte, 0, 1464)
@@ -210,13 +206,13 @@ func BenchmarkRecvPipelineSmallFrames(b *testing.B) {
 			frames[i].ReliableIndex, frames[i].OrderingIndex = idx, idx
 			idx = seqAdd(idx, 1)
 		}
-		dg = encodeFrames(h, frames, dg[:0])
+		dg = appendDatagram(b, dg[:0], h, frames...)
 		var ok bool
 		if out, ok = p.receiveDatagram(out[:0], dg); !ok || len(out) != len(frames) {
 			b.Fatalf("ok=%v, %d delivered, drops %+v", ok, len(out), p.drops)
 		}
 		num = seqAdd(num, 1)
-		buf = p.acks.appendACK(buf[:0], 1464)
+		buf, _ = p.acks.appendACK(buf[:0], 1464)
 	}
 	b.ReportMetric(float64(len(frames)), "msgs/datagram")
 }

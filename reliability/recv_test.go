@@ -3,22 +3,24 @@ package reliability
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/netrak/netrak/internal/rakcapture"
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // replayCapture feeds one direction's data datagrams through a receive
 // pipeline and returns copies of the messages delivered, and the ranges it
 // acknowledged.
-func replayCapture(t *testing.T, c []rakcapture.Datagram, from string) ([]recvMessage, []Range, *recvPipeline) {
+func replayCapture(t *testing.T, c []rakcapture.Datagram, from string) ([]recvMessage, []rakwire.Range, *recvPipeline) {
 	t.Helper()
 	p := newRecvPipeline(recvConfig{})
 	var delivered []recvMessage
-	var acked []Range
+	var acked []rakwire.Range
 	var out []recvMessage
 	for _, d := range c {
-		if d.From != from || ClassifyDatagram(d.Data) != DatagramData {
+		if d.From != from || rakwire.ClassifyDatagram(d.Data) != rakwire.DatagramData {
 			continue
 		}
 		var ok bool
@@ -31,8 +33,8 @@ func replayCapture(t *testing.T, c []rakcapture.Datagram, from string) ([]recvMe
 			delivered = append(delivered, m)
 		}
 		for p.acks.pendingACK() > 0 {
-			var a Ack
-			if err := ParseAck(p.acks.appendACK(nil, MaxMTU-UDPIPOverhead), &a); err != nil {
+			var a rakwire.Ack
+			if _, err := rakwire.ParseAck(ackDatagram(t, &p.acks, false, MaxMTU-UDPIPOverhead), &a); err != nil {
 				t.Fatal(err)
 			}
 			acked = append(acked, a.Ranges...)
@@ -94,11 +96,11 @@ func TestCaptureReplayMessages(t *testing.T) {
 		if dir.from == "server" {
 			other = "client"
 		}
-		var theirs []Range
+		var theirs []rakwire.Range
 		for _, d := range c {
-			if d.From == other && ClassifyDatagram(d.Data) == DatagramACK {
-				var a Ack
-				if err := ParseAck(d.Data, &a); err != nil {
+			if d.From == other && rakwire.ClassifyDatagram(d.Data) == rakwire.DatagramACK {
+				var a rakwire.Ack
+				if _, err := rakwire.ParseAck(d.Data, &a); err != nil {
 					t.Fatal(err)
 				}
 				theirs = append(theirs, a.Ranges...)
@@ -111,13 +113,22 @@ func TestCaptureReplayMessages(t *testing.T) {
 }
 
 // rangeNumbers describes the set of numbers in rs as sorted, merged runs.
-func rangeNumbers(rs []Range) string {
+func rangeNumbers(rs []rakwire.Range) string {
 	var nums []uint32
 	for _, r := range rs {
 		for n := r.Min; n <= r.Max; n++ {
 			nums = append(nums, n)
 		}
 	}
-	sortU32(nums)
-	return fmt.Sprint(CoalesceRanges(nil, nums))
+	slices.Sort(nums)
+	// Merge runs of consecutive numbers, and duplicates.
+	var runs []rakwire.Range
+	for _, n := range nums {
+		if k := len(runs); k > 0 && n <= runs[k-1].Max+1 {
+			runs[k-1].Max = n
+			continue
+		}
+		runs = append(runs, rakwire.Range{Min: n, Max: n})
+	}
+	return fmt.Sprint(runs)
 }

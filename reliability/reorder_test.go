@@ -3,6 +3,8 @@ package reliability
 import (
 	"testing"
 	"time"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 func TestReorderTrackerAllowance(t *testing.T) {
@@ -46,24 +48,22 @@ func TestReorderTrackerAllowance(t *testing.T) {
 
 // dataDatagram returns a data datagram numbered num with one unreliable
 // frame.
-func dataDatagram(num uint32) []byte {
-	h := DataHeader{Number: num}
-	f := Frame{Reliability: Unreliable, Payload: []byte{byte(num)}}
-	return f.Append(h.Append(nil))
+func dataDatagram(tb testing.TB, num uint32) []byte {
+	return datagram(tb, num, rakwire.Frame{Reliability: rakwire.Unreliable, Payload: []byte{byte(num)}})
 }
 
 // drainNAKs runs e's output at now and returns the NAK ranges it sent.
-func drainNAKs(t *testing.T, e *Engine, now time.Time) []Range {
+func drainNAKs(t *testing.T, e *Engine, now time.Time) []rakwire.Range {
 	t.Helper()
-	var got []Range
+	var got []rakwire.Range
 	for {
 		b, ok := e.AppendDatagram(nil, now)
 		if !ok {
 			return got
 		}
-		if ClassifyDatagram(b) == DatagramNAK {
-			var a Ack
-			if err := ParseAck(b, &a); err != nil {
+		if rakwire.ClassifyDatagram(b) == rakwire.DatagramNAK {
+			var a rakwire.Ack
+			if _, err := rakwire.ParseAck(b, &a); err != nil {
 				t.Fatal(err)
 			}
 			got = append(got, a.Ranges...)
@@ -87,18 +87,18 @@ func testNAKAdapts(t *testing.T, base uint32) {
 		t.Fatal(err)
 	}
 	now := epoch
-	step := func(d time.Duration) []Range {
+	step := func(d time.Duration) []rakwire.Range {
 		now = now.Add(d)
 		return drainNAKs(t, e, now)
 	}
 	// Walk the receiver up to base in steps it accepts, each step a gap
 	// that is NAKed, then a run of datagrams without gaps.
 	for n := uint32(0); n < base-min(base, 2048); n += 20000 {
-		e.Receive(dataDatagram(n), now)
+		e.Receive(dataDatagram(t, n), now)
 		step(time.Second)
 	}
 	for n := max(base, 2048) - 2048; n < base; n++ {
-		e.Receive(dataDatagram(n), now)
+		e.Receive(dataDatagram(t, n), now)
 	}
 	step(time.Second)
 	naks0 := e.Stats().NAKsSent
@@ -106,8 +106,8 @@ func testNAKAdapts(t *testing.T, base uint32) {
 		t.Fatalf("setup: next %d, want %d; %d dropped", e.rx.pipe.acks.next, base, d)
 	}
 	num := func(k uint32) uint32 { return seqAdd(base, k) }
-	recv := func(k uint32) { e.Receive(dataDatagram(num(k)), now) }
-	nak := func(k uint32) Range { return Range{num(k), num(k)} }
+	recv := func(k uint32) { e.Receive(dataDatagram(t, num(k)), now) }
+	nak := func(k uint32) rakwire.Range { return rakwire.Range{Min: num(k), Max: num(k)} }
 
 	// 1 overtakes 0 by 5 ms: inside the 20 ms floor, nothing is NAKed.
 	recv(1)
@@ -169,8 +169,10 @@ func TestEngineWaitsOutPrematureNAKs(t *testing.T) {
 		}
 	}
 	drain()
-	nak := func(n uint32) { e.Receive((&Ack{NAK: true, Ranges: []Range{{n, n}}}).Append(nil), now) }
-	ack := func(n uint32) { e.Receive((&Ack{Ranges: []Range{{n, n}}}).Append(nil), now) }
+	nak := func(n uint32) {
+		e.Receive(encodeAck(t, rakwire.Ack{NAK: true, Ranges: []rakwire.Range{{Min: n, Max: n}}}), now)
+	}
+	ack := func(n uint32) { e.Receive(encodeAck(t, rakwire.Ack{Ranges: []rakwire.Range{{Min: n, Max: n}}}), now) }
 	// Six NAKs, each followed 5 ms later by the datagram's ACK: each is
 	// resent at once and then found spurious.
 	for n := uint32(0); n < 6; n++ {

@@ -1,5 +1,7 @@
 package reliability
 
+import "github.com/netrak/netrak/internal/rakwire"
+
 // splitAssembler reassembles split messages from their parts, within
 // limits that hold against a hostile peer: parts per message, messages
 // being reassembled at once, and bytes held per connection. The byte count
@@ -42,7 +44,7 @@ type splitLimits struct {
 
 // splitMessage is a message being reassembled.
 type splitMessage struct {
-	hdr     Frame // the first part's fields; Payload unused
+	hdr     rakwire.Frame // the first part's fields; Payload unused
 	got     uint32
 	size    int         // payload bytes received
 	parts   []splitPart // one per index
@@ -153,7 +155,7 @@ func (a *splitAssembler) pending() int { return len(a.msgs) }
 // message, add returns the whole message in a buffer the caller now owns,
 // with splitComplete; the message's kind and ordering fields are f's.
 // Otherwise msg is nil. f.Payload is copied, never retained.
-func (a *splitAssembler) add(f *Frame) (msg []byte, v splitVerdict) {
+func (a *splitAssembler) add(f *rakwire.Frame) (msg []byte, v splitVerdict) {
 	a.init()
 	if f.SplitCount == 0 || f.SplitIndex >= f.SplitCount || len(f.Payload) == 0 {
 		return nil, splitInconsistent
@@ -199,7 +201,7 @@ func (a *splitAssembler) add(f *Frame) (msg []byte, v splitVerdict) {
 }
 
 // start begins a message with its first-arriving part.
-func (a *splitAssembler) start(f *Frame) ([]byte, splitVerdict) {
+func (a *splitAssembler) start(f *rakwire.Frame) ([]byte, splitVerdict) {
 	if f.SplitCount > uint32(a.limits.maxParts) {
 		return nil, splitTooManyParts
 	}
@@ -279,7 +281,7 @@ func (a *splitAssembler) evictUnreliable() bool {
 }
 
 // keep copies f's payload into the message; the buffer has room.
-func (m *splitMessage) keep(f *Frame) {
+func (m *splitMessage) keep(f *rakwire.Frame) {
 	m.inOrder = m.inOrder && f.SplitIndex == m.got
 	m.parts[f.SplitIndex] = splitPart{off: uint32(len(m.buf)), n: uint32(len(f.Payload))}
 	m.buf = append(m.buf, f.Payload...)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/netrak/netrak/internal/rakwire"
 )
 
 // splitParts cuts msg into parts of at most partLen bytes, as a sender does.
-func splitParts(msg []byte, partLen int, id uint16, hdr Frame) []Frame {
+func splitParts(msg []byte, partLen int, id uint16, hdr rakwire.Frame) []rakwire.Frame {
 	count := (len(msg) + partLen - 1) / partLen
-	var out []Frame
+	var out []rakwire.Frame
 	for i := 0; i < count; i++ {
 		f := hdr
 		f.Split, f.SplitID, f.SplitCount, f.SplitIndex = true, id, uint32(count), uint32(i)
@@ -29,7 +31,7 @@ func testMessage(n int, seed byte) []byte {
 }
 
 func TestSplitAssemblerOrders(t *testing.T) {
-	hdr := Frame{Reliability: ReliableOrdered, OrderingIndex: 9, OrderingChannel: 4}
+	hdr := rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingIndex: 9, OrderingChannel: 4}
 	for _, order := range []string{"in order", "reversed", "shuffled"} {
 		var a splitAssembler
 		msg := testMessage(70000, 1)
@@ -67,7 +69,7 @@ func TestSplitAssemblerOrders(t *testing.T) {
 func TestSplitAssemblerCopiesInput(t *testing.T) {
 	var a splitAssembler
 	msg := testMessage(300, 3)
-	parts := splitParts(bytes.Clone(msg), 100, 1, Frame{Reliability: Reliable})
+	parts := splitParts(bytes.Clone(msg), 100, 1, rakwire.Frame{Reliability: rakwire.Reliable})
 	for i := range parts {
 		got, v := a.add(&parts[i])
 		for j := range parts[i].Payload {
@@ -78,7 +80,7 @@ func TestSplitAssemblerCopiesInput(t *testing.T) {
 		}
 	}
 	// A one-part split completes at once, also as a copy.
-	one := Frame{Reliability: Reliable, Split: true, SplitCount: 1, Payload: []byte{1, 2, 3}}
+	one := rakwire.Frame{Reliability: rakwire.Reliable, Split: true, SplitCount: 1, Payload: []byte{1, 2, 3}}
 	got, v := a.add(&one)
 	one.Payload[0] = 9
 	if v != splitComplete || !bytes.Equal(got, []byte{1, 2, 3}) {
@@ -88,7 +90,7 @@ func TestSplitAssemblerCopiesInput(t *testing.T) {
 
 func TestSplitAssemblerInconsistent(t *testing.T) {
 	var a splitAssembler
-	hdr := Frame{Reliability: ReliableOrdered, OrderingIndex: 5, OrderingChannel: 1}
+	hdr := rakwire.Frame{Reliability: rakwire.ReliableOrdered, OrderingIndex: 5, OrderingChannel: 1}
 	parts := splitParts(testMessage(400, 0), 100, 3, hdr)
 	if _, v := a.add(&parts[1]); v != splitPending {
 		t.Fatal(v)
@@ -96,17 +98,17 @@ func TestSplitAssemblerInconsistent(t *testing.T) {
 	held := a.heldBytes()
 	tests := []struct {
 		name string
-		edit func(f *Frame)
+		edit func(f *rakwire.Frame)
 		want splitVerdict
 	}{
-		{"same part again", func(f *Frame) {}, splitDuplicate},
-		{"same index, other length", func(f *Frame) { f.Payload = f.Payload[:50] }, splitInconsistent},
-		{"other count", func(f *Frame) { f.SplitCount, f.SplitIndex = 5, 2 }, splitInconsistent},
-		{"other channel", func(f *Frame) { f.OrderingChannel = 2; f.SplitIndex = 2 }, splitInconsistent},
-		{"other ordering index", func(f *Frame) { f.OrderingIndex = 6; f.SplitIndex = 2 }, splitInconsistent},
-		{"other kind", func(f *Frame) { f.Reliability = Reliable; f.SplitIndex = 2 }, splitInconsistent},
-		{"index out of range", func(f *Frame) { f.SplitIndex = 4 }, splitInconsistent},
-		{"count zero", func(f *Frame) { f.SplitCount, f.SplitIndex = 0, 0 }, splitInconsistent},
+		{"same part again", func(f *rakwire.Frame) {}, splitDuplicate},
+		{"same index, other length", func(f *rakwire.Frame) { f.Payload = f.Payload[:50] }, splitInconsistent},
+		{"other count", func(f *rakwire.Frame) { f.SplitCount, f.SplitIndex = 5, 2 }, splitInconsistent},
+		{"other channel", func(f *rakwire.Frame) { f.OrderingChannel = 2; f.SplitIndex = 2 }, splitInconsistent},
+		{"other ordering index", func(f *rakwire.Frame) { f.OrderingIndex = 6; f.SplitIndex = 2 }, splitInconsistent},
+		{"other kind", func(f *rakwire.Frame) { f.Reliability = rakwire.Reliable; f.SplitIndex = 2 }, splitInconsistent},
+		{"index out of range", func(f *rakwire.Frame) { f.SplitIndex = 4 }, splitInconsistent},
+		{"count zero", func(f *rakwire.Frame) { f.SplitCount, f.SplitIndex = 0, 0 }, splitInconsistent},
 	}
 	for _, tt := range tests {
 		f := parts[1]
@@ -130,8 +132,8 @@ func TestSplitAssemblerInconsistent(t *testing.T) {
 
 func TestSplitAssemblerLimits(t *testing.T) {
 	a := newSplitAssembler(splitLimits{maxParts: 100, maxMessages: 2, maxBytes: 10000})
-	part := func(id uint16, count, index uint32, n int) *Frame {
-		return &Frame{Reliability: Reliable, Split: true, SplitID: id, SplitCount: count, SplitIndex: index, Payload: make([]byte, n)}
+	part := func(id uint16, count, index uint32, n int) *rakwire.Frame {
+		return &rakwire.Frame{Reliability: rakwire.Reliable, Split: true, SplitID: id, SplitCount: count, SplitIndex: index, Payload: make([]byte, n)}
 	}
 	if _, v := a.add(part(1, 101, 0, 10)); v != splitTooManyParts || v.transient() {
 		t.Errorf("101 parts: %v", v)
@@ -174,8 +176,8 @@ func TestSplitAssemblerLimits(t *testing.T) {
 // a part gives up its slot to a new message; reliable ones never do.
 func TestSplitAssemblerEvictsUnreliable(t *testing.T) {
 	a := newSplitAssembler(splitLimits{maxMessages: 2})
-	part := func(r Reliability, id uint16, index uint32) *Frame {
-		return &Frame{Reliability: r, Split: true, SplitID: id, SplitCount: 2, SplitIndex: index, Payload: []byte{byte(id)}}
+	part := func(r Reliability, id uint16, index uint32) *rakwire.Frame {
+		return &rakwire.Frame{Reliability: kind(r), Split: true, SplitID: id, SplitCount: 2, SplitIndex: index, Payload: []byte{byte(id)}}
 	}
 	a.add(part(Unreliable, 1, 0))
 	a.add(part(Reliable, 2, 0))
@@ -204,7 +206,7 @@ func TestSplitAssemblerHostileCounts(t *testing.T) {
 	a := newSplitAssembler(splitLimits{maxParts: 8192, maxMessages: 1000, maxBytes: 1 << 20})
 	accepted := 0
 	for id := 0; id < 1000; id++ {
-		f := Frame{Reliability: Reliable, Split: true, SplitID: uint16(id), SplitCount: 8192, SplitIndex: 8191, Payload: make([]byte, 1400)}
+		f := rakwire.Frame{Reliability: rakwire.Reliable, Split: true, SplitID: uint16(id), SplitCount: 8192, SplitIndex: 8191, Payload: make([]byte, 1400)}
 		if _, v := a.add(&f); v == splitPending {
 			accepted++
 		}
@@ -224,7 +226,7 @@ func TestSplitAssemblerHostileCounts(t *testing.T) {
 func BenchmarkSplitAssembler(b *testing.B) {
 	pool := newPayloadPool(16 << 20)
 	a := splitAssembler{pool: &pool}
-	parts := splitParts(testMessage(64<<10, 0), 1400, 0, Frame{Reliability: ReliableOrdered})
+	parts := splitParts(testMessage(64<<10, 0), 1400, 0, rakwire.Frame{Reliability: rakwire.ReliableOrdered})
 	b.SetBytes(64 << 10)
 	b.ReportAllocs()
 	for b.Loop() {

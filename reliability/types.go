@@ -1,5 +1,7 @@
 package reliability
 
+import "github.com/netrak/netrak/internal/rakwire"
+
 // Reliability is one of RakNet's eight delivery guarantees. The numeric
 // values are the ones carried in the top three bits of a frame's flags byte.
 type Reliability uint8
@@ -28,26 +30,19 @@ const (
 	ReliableOrderedWithAckReceipt Reliability = 7
 )
 
-// NumOrderingChannels is the number of ordering channels per direction.
-const NumOrderingChannels = 32
+// NumOrderingChannels is the number of ordering channels per direction:
+// 32. A frame from the peer that names another is dropped.
+const NumOrderingChannels = rakwire.NumOrderingChannels
 
 // Valid reports whether r is one of the eight defined kinds.
 func (r Reliability) Valid() bool { return r <= ReliableOrderedWithAckReceipt }
 
 // IsReliable reports whether frames of this kind carry a reliable message
 // index and are resent until acknowledged.
-func (r Reliability) IsReliable() bool {
-	switch r {
-	case Reliable, ReliableOrdered, ReliableSequenced, ReliableWithAckReceipt, ReliableOrderedWithAckReceipt:
-		return true
-	}
-	return false
-}
+func (r Reliability) IsReliable() bool { return rakwire.Reliability(r).IsReliable() }
 
 // IsSequenced reports whether frames of this kind carry a sequencing index.
-func (r Reliability) IsSequenced() bool {
-	return r == UnreliableSequenced || r == ReliableSequenced
-}
+func (r Reliability) IsSequenced() bool { return rakwire.Reliability(r).IsSequenced() }
 
 // IsOrdered reports whether frames of this kind are held until every
 // earlier message on their channel has been delivered.
@@ -58,7 +53,12 @@ func (r Reliability) IsOrdered() bool {
 // HasOrderingChannel reports whether frames of this kind carry an ordering
 // index and channel: every sequenced or ordered kind.
 func (r Reliability) HasOrderingChannel() bool {
-	return r.IsSequenced() || r.IsOrdered()
+	return rakwire.Reliability(r).HasOrderingChannel()
+}
+
+// frameHeaderLen is the size of the header of a frame of kind r.
+func frameHeaderLen(r Reliability, split bool) int {
+	return rakwire.FrameHeaderLen(rakwire.Reliability(r), split)
 }
 
 // WantsReceipt reports whether the sender is told about this message's fate.
@@ -66,17 +66,7 @@ func (r Reliability) WantsReceipt() bool { return r >= UnreliableWithAckReceipt 
 
 // WireKind is the kind the original library puts on the wire: receipts are
 // tracked by the sender only, so kinds 5, 6 and 7 travel as 0, 2 and 3.
-func (r Reliability) WireKind() Reliability {
-	switch r {
-	case UnreliableWithAckReceipt:
-		return Unreliable
-	case ReliableWithAckReceipt:
-		return Reliable
-	case ReliableOrderedWithAckReceipt:
-		return ReliableOrdered
-	}
-	return r
-}
+func (r Reliability) WireKind() Reliability { return Reliability(rakwire.Reliability(r).WireKind()) }
 
 // Reliable returns the kind a split message of kind r is upgraded to:
 // every part of a split message must arrive for it to be useful.
@@ -113,23 +103,4 @@ func (r Reliability) String() string {
 		return "RELIABLE_ORDERED_WITH_ACK_RECEIPT"
 	}
 	return "Reliability(invalid)"
-}
-
-// Frame is one encapsulated message, or one part of a split message, as it
-// travels inside a datagram. Index fields are 24-bit on the wire and wrap.
-type Frame struct {
-	Reliability     Reliability
-	ReliableIndex   uint32 // present when Reliability.IsReliable()
-	SequencingIndex uint32 // present when Reliability.IsSequenced()
-	OrderingIndex   uint32 // present when Reliability.HasOrderingChannel()
-	OrderingChannel uint8  // present when Reliability.HasOrderingChannel()
-
-	Split      bool
-	SplitCount uint32 // number of parts; present when Split
-	SplitID    uint16 // identifies the split message; present when Split
-	SplitIndex uint32 // this part's position; present when Split
-
-	// Payload is the message body, or this part of it. A parsed frame's
-	// Payload aliases the datagram it was read from.
-	Payload []byte
 }

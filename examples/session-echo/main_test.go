@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netrak/netrak/internal/rakwire"
 	"github.com/netrak/netrak/netcode"
 	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/session"
@@ -383,7 +384,7 @@ func TestServerWildcardNeedsPublic(t *testing.T) {
 func TestPlan(t *testing.T) {
 	// The largest unreliable message that is not split and so not sent
 	// reliably.
-	room := session.MaxDatagram - reliability.DataHeaderLen - reliability.FrameHeaderLen(reliability.UnreliableSequenced, false)
+	room := session.MaxDatagram - rakwire.DataHeaderLen - rakwire.FrameHeaderLen(rakwire.UnreliableSequenced, false)
 	sizes := map[kind]map[int]bool{}
 	for i := range len(plan) * len(reliableSizes) * len(unreliableSizes) {
 		k, m := kindOf(i), message(i)

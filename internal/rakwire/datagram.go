@@ -1,9 +1,52 @@
-package reliability
+package rakwire
 
 import (
 	"errors"
 	"io"
 )
+
+// DatagramType is what the first byte says a UDP payload is.
+type DatagramType uint8
+
+const (
+	// DatagramOffline: the valid bit is clear (or the payload is empty); an
+	// offline message for the raknet layer, never for the engine.
+	DatagramOffline DatagramType = iota
+	// DatagramData carries frames.
+	DatagramData
+	// DatagramACK acknowledges datagram numbers.
+	DatagramACK
+	// DatagramNAK reports missing datagram numbers.
+	DatagramNAK
+)
+
+func (t DatagramType) String() string {
+	switch t {
+	case DatagramOffline:
+		return "offline"
+	case DatagramData:
+		return "data"
+	case DatagramACK:
+		return "ack"
+	case DatagramNAK:
+		return "nak"
+	}
+	return "DatagramType(invalid)"
+}
+
+// ClassifyDatagram tells from the first byte which parser applies to b.
+func ClassifyDatagram(b []byte) DatagramType {
+	if len(b) == 0 || b[0]&HeaderValid == 0 {
+		return DatagramOffline
+	}
+	switch {
+	case b[0]&HeaderACK != 0:
+		return DatagramACK
+	case b[0]&HeaderNAK != 0:
+		return DatagramNAK
+	}
+	return DatagramData
+}
 
 // DataHeaderLen is the size of a data datagram's header: the flags byte and
 // the u24 datagram number. Frames follow it.
@@ -22,8 +65,11 @@ type DataHeader struct {
 	Number uint32
 }
 
-// Append appends the header to b. Number is reduced to 24 bits.
-func (h *DataHeader) Append(b []byte) []byte {
+// Append appends the header to b. A Number of 2^24 or more is ErrU24.
+func (h *DataHeader) Append(b []byte) ([]byte, error) {
+	if h.Number > maxU24 {
+		return b, ErrU24
+	}
 	flags := HeaderValid
 	if h.PacketPair {
 		flags |= HeaderPacketPair
@@ -34,46 +80,38 @@ func (h *DataHeader) Append(b []byte) []byte {
 	if h.NeedsBAndAS {
 		flags |= HeaderNeedsBAndAS
 	}
-	return appendU24(append(b, flags), h.Number)
+	return appendU24(append(b, flags), h.Number), nil
 }
 
 // Len returns DataHeaderLen.
 func (h *DataHeader) Len() int { return DataHeaderLen }
 
-// ParseDataHeader parses the header of a data datagram and returns the
-// number of bytes it used (always DataHeaderLen on success). The two lowest
-// bits of the flags byte are padding in the original encoding and are
-// ignored.
-func ParseDataHeader(b []byte) (DataHeader, int, error) {
+// ParseDataHeader parses the header of a data datagram into h and returns
+// the bytes it used (DataHeaderLen on success); the frames follow them,
+// for NewFrameReader. The two lowest bits of the flags byte are padding in
+// the original encoding and are ignored.
+func ParseDataHeader(b []byte, h *DataHeader) (int, error) {
+	*h = DataHeader{}
 	if len(b) < DataHeaderLen {
 		if len(b) > 0 && b[0]&HeaderValid == 0 {
-			return DataHeader{}, 0, ErrNotConnected
+			return 0, ErrNotConnected
 		}
-		return DataHeader{}, 0, ErrTruncated
+		return 0, ErrTruncated
 	}
 	flags := b[0]
 	switch {
 	case flags&HeaderValid == 0:
-		return DataHeader{}, 0, ErrNotConnected
+		return 0, ErrNotConnected
 	case flags&(HeaderACK|HeaderNAK) != 0:
-		return DataHeader{}, 0, ErrWrongDatagramType
+		return 0, ErrWrongDatagramType
 	}
-	return DataHeader{
+	*h = DataHeader{
 		PacketPair:     flags&HeaderPacketPair != 0,
 		ContinuousSend: flags&HeaderContinuousSend != 0,
 		NeedsBAndAS:    flags&HeaderNeedsBAndAS != 0,
 		Number:         u24(b[1:]),
-	}, DataHeaderLen, nil
-}
-
-// ParseDataDatagram parses a data datagram's header and returns a reader
-// over its frames. Nothing is copied: frames read from the reader alias b.
-func ParseDataDatagram(b []byte) (DataHeader, FrameReader, error) {
-	h, n, err := ParseDataHeader(b)
-	if err != nil {
-		return h, FrameReader{}, err
 	}
-	return h, FrameReader{b: b[n:]}, nil
+	return DataHeaderLen, nil
 }
 
 // FrameReader iterates over the frames packed in a data datagram without
@@ -92,7 +130,7 @@ type FrameReader struct {
 }
 
 // NewFrameReader returns a reader over frames, the bytes after a data
-// datagram's header.
+// datagram's header. Nothing is copied: frames read alias them.
 func NewFrameReader(frames []byte) FrameReader { return FrameReader{b: frames} }
 
 // Next parses the next frame into f, overwriting every field. It returns
@@ -118,6 +156,3 @@ func (r *FrameReader) Next(f *Frame) error {
 func (r *FrameReader) Skippable(err error) bool {
 	return errors.Is(err, ErrFrameChannel) || errors.Is(err, ErrFrameSplit)
 }
-
-// Remaining returns the bytes not read yet.
-func (r *FrameReader) Remaining() int { return len(r.b) - r.off }

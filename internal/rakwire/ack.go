@@ -1,4 +1,4 @@
-package reliability
+package rakwire
 
 import (
 	"encoding/binary"
@@ -38,24 +38,32 @@ const (
 	maxRangeRecords = math.MaxUint16
 )
 
-// AppendRangeList appends a range list holding rs. Numbers are reduced to 24
-// bits. It writes at most 65535 records (the count is a u16) and returns how
-// many it wrote; use RangesThatFit to respect a size limit.
-func AppendRangeList(b []byte, rs []Range) ([]byte, int) {
-	n := min(len(rs), maxRangeRecords)
-	b = binary.BigEndian.AppendUint16(b, uint16(n))
-	for _, r := range rs[:n] {
-		if r.Min&seqMask == r.Max&seqMask {
+// appendRangeList appends a range list holding rs: at most 65535 ranges
+// (ErrRangeCount), each with Min <= Max (ErrRangeInverted) < 2^24 (ErrU24).
+// On error b is returned unchanged.
+func appendRangeList(b []byte, rs []Range) ([]byte, error) {
+	if len(rs) > maxRangeRecords {
+		return b, ErrRangeCount
+	}
+	start := len(b)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(rs)))
+	for _, r := range rs {
+		switch {
+		case r.Min > r.Max:
+			return b[:start], ErrRangeInverted
+		case r.Max > maxU24:
+			return b[:start], ErrU24
+		case r.Min == r.Max:
 			b = appendU24(append(b, 1), r.Min)
-		} else {
+		default:
 			b = appendU24(appendU24(append(b, 0), r.Min), r.Max)
 		}
 	}
-	return b, n
+	return b, nil
 }
 
-// RangeListLen returns the encoded size of a range list holding rs.
-func RangeListLen(rs []Range) int {
+// rangeListLen returns the encoded size of a range list holding rs.
+func rangeListLen(rs []Range) int {
 	n := rangeListHeaderLen
 	for _, r := range rs {
 		n += r.recordLen()
@@ -63,9 +71,9 @@ func RangeListLen(rs []Range) int {
 	return n
 }
 
-// RangesThatFit returns how many leading ranges of rs fit in a range list
+// rangesThatFit returns how many leading ranges of rs fit in a range list
 // of at most maxLen bytes (and at most 65535 records).
-func RangesThatFit(rs []Range, maxLen int) int {
+func rangesThatFit(rs []Range, maxLen int) int {
 	n := rangeListHeaderLen
 	for i, r := range rs {
 		n += r.recordLen()
@@ -76,11 +84,11 @@ func RangesThatFit(rs []Range, maxLen int) int {
 	return len(rs)
 }
 
-// ParseRangeList parses a range list from the start of b, appends its
+// parseRangeList parses a range list from the start of b, appends its
 // ranges to dst and returns dst and the bytes used. It rejects a count that
 // the remaining bytes could not hold (before reading any record, so the
 // work is bounded by len(b)) and any record with min > max.
-func ParseRangeList(b []byte, dst []Range) ([]Range, int, error) {
+func parseRangeList(b []byte, dst []Range) ([]Range, int, error) {
 	if len(b) < rangeListHeaderLen {
 		return dst, 0, ErrTruncated
 	}
@@ -125,7 +133,7 @@ type Ack struct {
 	Ranges []Range
 }
 
-// ackHeaderLen is the size of a's header: the flags byte and the AS float.
+// headerLen is the size of a's header: the flags byte and the AS float.
 func (a *Ack) headerLen() int {
 	if !a.NAK && a.HasAS {
 		return 1 + 4
@@ -134,11 +142,14 @@ func (a *Ack) headerLen() int {
 }
 
 // Len returns the encoded size of a.
-func (a *Ack) Len() int { return a.headerLen() + RangeListLen(a.Ranges) }
+func (a *Ack) Len() int { return a.headerLen() + rangeListLen(a.Ranges) }
 
-// Append appends a as a datagram. HasAS and AS are ignored for a NAK. At
-// most 65535 ranges are written; callers bound the size with AckFit.
-func (a *Ack) Append(b []byte) []byte {
+// Append appends a as a datagram. HasAS and AS are ignored for a NAK. The
+// ranges must be at most 65535 (ErrRangeCount; callers bound the size with
+// AckFit), each with Min <= Max (ErrRangeInverted) below 2^24 (ErrU24). On
+// error b is returned unchanged.
+func (a *Ack) Append(b []byte) ([]byte, error) {
+	start := len(b)
 	if a.NAK {
 		b = append(b, HeaderValid|HeaderNAK)
 	} else if a.HasAS {
@@ -147,62 +158,54 @@ func (a *Ack) Append(b []byte) []byte {
 	} else {
 		b = append(b, HeaderValid|HeaderACK)
 	}
-	b, _ = AppendRangeList(b, a.Ranges)
-	return b
+	b, err := appendRangeList(b, a.Ranges)
+	if err != nil {
+		return b[:start], err
+	}
+	return b, nil
 }
 
 // AckFit returns how many leading ranges of rs fit in one ACK (or NAK)
 // datagram of at most maxLen bytes. The rest go in the next one.
 func AckFit(nak, hasAS bool, rs []Range, maxLen int) int {
 	a := Ack{NAK: nak, HasAS: hasAS}
-	return RangesThatFit(rs, maxLen-a.headerLen())
+	return rangesThatFit(rs, maxLen-a.headerLen())
 }
 
-// ParseAck parses an ACK or NAK datagram into a, reusing a.Ranges' storage,
-// so that a caller who keeps one Ack parses without allocating. Bytes after
-// the range list are ignored, as the original library ignores them. On error
+// ParseAck parses an ACK or NAK datagram into a and returns the bytes it
+// used. It reuses a.Ranges' storage, so that a caller who keeps one Ack
+// parses without allocating. The original library ignores bytes after the
+// range list, and so does ParseAck: they are not counted as used. On error
 // a.Ranges may hold a partial list.
-func ParseAck(b []byte, a *Ack) error {
+func ParseAck(b []byte, a *Ack) (int, error) {
 	ranges := a.Ranges[:0]
 	*a = Ack{Ranges: ranges}
 	if len(b) == 0 {
-		return ErrTruncated
+		return 0, ErrTruncated
 	}
 	p := 1
 	switch ClassifyDatagram(b) {
 	case DatagramOffline:
-		return ErrNotConnected
+		return 0, ErrNotConnected
 	case DatagramData:
-		return ErrWrongDatagramType
+		return 0, ErrWrongDatagramType
 	case DatagramNAK:
 		a.NAK = true
 	case DatagramACK:
 		if b[0]&HeaderHasBAndAS != 0 {
 			if len(b) < 5 {
-				return ErrTruncated
+				return 0, ErrTruncated
 			}
 			a.HasAS = true
 			a.AS = math.Float32frombits(binary.BigEndian.Uint32(b[1:]))
 			p = 5
 		}
 	}
+	var n int
 	var err error
-	a.Ranges, _, err = ParseRangeList(b[p:], ranges)
-	return err
-}
-
-// CoalesceRanges appends to dst the ranges covering nums, which must be
-// sorted in ascending numeric order (not serial order: a run crossing the
-// 24-bit wrap is sorted as two runs). Duplicates are merged.
-func CoalesceRanges(dst []Range, nums []uint32) []Range {
-	for i := 0; i < len(nums); {
-		r := Range{Min: nums[i], Max: nums[i]}
-		i++
-		for i < len(nums) && (nums[i] == r.Max || nums[i] == r.Max+1) {
-			r.Max = nums[i]
-			i++
-		}
-		dst = append(dst, r)
+	a.Ranges, n, err = parseRangeList(b[p:], ranges)
+	if err != nil {
+		return 0, err
 	}
-	return dst
+	return p + n, nil
 }

@@ -1,9 +1,6 @@
-package reliability
+package rakwire
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Frame wire format (RakNet's "internal packet"), all inside a data
 // datagram, fields in this order, each present only for the kinds named:
@@ -27,14 +24,83 @@ import (
 // such a frame re-encodes with the rounded-up length (the only way a
 // parsed frame does not re-encode byte for byte).
 
+// Reliability is a frame's kind, the top three bits of its flags byte,
+// which decides the frame's layout. Package reliability gives the kinds
+// their meaning.
+type Reliability uint8
+
+// The eight kinds, numbered as on the wire.
+const (
+	Unreliable Reliability = iota
+	UnreliableSequenced
+	Reliable
+	ReliableOrdered
+	ReliableSequenced
+	UnreliableWithAckReceipt
+	ReliableWithAckReceipt
+	ReliableOrderedWithAckReceipt
+)
+
+// IsReliable reports whether frames of kind r carry a reliable message
+// index: kinds 2, 3, 4, 6 and 7.
+func (r Reliability) IsReliable() bool {
+	switch r {
+	case Reliable, ReliableOrdered, ReliableSequenced, ReliableWithAckReceipt, ReliableOrderedWithAckReceipt:
+		return true
+	}
+	return false
+}
+
+// IsSequenced reports whether frames of kind r carry a sequencing index:
+// kinds 1 and 4.
+func (r Reliability) IsSequenced() bool {
+	return r == UnreliableSequenced || r == ReliableSequenced
+}
+
+// HasOrderingChannel reports whether frames of kind r carry an ordering
+// index and channel: the sequenced kinds and the ordered ones, 3 and 7.
+func (r Reliability) HasOrderingChannel() bool {
+	return r.IsSequenced() || r == ReliableOrdered || r == ReliableOrderedWithAckReceipt
+}
+
+// WireKind is the kind the original library puts on the wire: receipts are
+// tracked by the sender only, so kinds 5, 6 and 7 travel as 0, 2 and 3.
+func (r Reliability) WireKind() Reliability {
+	switch r {
+	case UnreliableWithAckReceipt:
+		return Unreliable
+	case ReliableWithAckReceipt:
+		return Reliable
+	case ReliableOrderedWithAckReceipt:
+		return ReliableOrdered
+	}
+	return r
+}
+
+// Frame is one encapsulated message, or one part of a split message, as it
+// travels inside a datagram. Index fields are 24-bit on the wire and wrap.
+type Frame struct {
+	Reliability     Reliability
+	ReliableIndex   uint32 // present when Reliability.IsReliable()
+	SequencingIndex uint32 // present when Reliability.IsSequenced()
+	OrderingIndex   uint32 // present when Reliability.HasOrderingChannel()
+	OrderingChannel uint8  // present when Reliability.HasOrderingChannel()
+
+	Split      bool
+	SplitCount uint32 // number of parts; present when Split
+	SplitID    uint16 // identifies the split message; present when Split
+	SplitIndex uint32 // this part's position; present when Split
+
+	// Payload is the message body, or this part of it. A parsed frame's
+	// Payload aliases the datagram it was read from.
+	Payload []byte
+}
+
 const (
 	// MaxFramePayload is the largest payload one frame can describe: the
 	// bit length is a u16, so 65535 bits round down to 8191 whole bytes.
 	// Real frames are far smaller, since a frame never exceeds the MTU.
 	MaxFramePayload = 0xffff / 8
-	// MaxFrameHeaderLen is the longest frame header: flags, length, three
-	// 24-bit indexes, a channel and the ten bytes of split fields.
-	MaxFrameHeaderLen = 1 + 2 + 3 + 3 + 3 + 1 + 10
 	// splitFieldsLen is the size of the split count, id and index.
 	splitFieldsLen = 4 + 2 + 4
 )
@@ -62,31 +128,38 @@ func FrameHeaderLen(r Reliability, split bool) int {
 // Len returns the encoded size of f.
 func (f *Frame) Len() int { return FrameHeaderLen(f.Reliability, f.Split) + len(f.Payload) }
 
-// Append appends f to b. It writes f.Reliability.WireKind(), as the original
-// library does: receipts are the sender's business, so kinds 5, 6 and 7
-// travel as 0, 2 and 3. Indexes are reduced to 24 bits. The payload must
-// be 1..MaxFramePayload bytes; Append panics otherwise, since a longer
-// payload cannot be described and an empty one is never valid (that is a
-// bug in the caller, not bad input). The channel is written as given, so a
-// test can build the frames a hostile peer would send.
-func (f *Frame) Append(b []byte) []byte {
-	if len(f.Payload) == 0 || len(f.Payload) > MaxFramePayload {
-		panic(fmt.Sprintf("reliability: frame payload of %d bytes (want 1..%d)", len(f.Payload), MaxFramePayload))
+// Append appends f to b. It writes f.Reliability.WireKind(), as the
+// original library does: receipts are the sender's business, so kinds 5, 6
+// and 7 travel as 0, 2 and 3. Fields the kind does not carry are ignored.
+// The payload must be 1..MaxFramePayload bytes (ErrZeroLength,
+// ErrFrameTooLong) and the indexes the kind carries below 2^24 (ErrU24).
+// The channel and the split fields are written as given, so that a test
+// can build the frames a hostile peer would send.
+func (f *Frame) Append(b []byte) ([]byte, error) {
+	switch {
+	case len(f.Payload) == 0:
+		return b, ErrZeroLength
+	case len(f.Payload) > MaxFramePayload:
+		return b, ErrFrameTooLong
 	}
 	r := f.Reliability.WireKind() & 7
+	rel, seq, ord := r.IsReliable(), r.IsSequenced(), r.HasOrderingChannel()
+	if rel && f.ReliableIndex > maxU24 || seq && f.SequencingIndex > maxU24 || ord && f.OrderingIndex > maxU24 {
+		return b, ErrU24
+	}
 	flags := byte(r) << 5
 	if f.Split {
 		flags |= 0x10
 	}
 	b = append(b, flags)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(f.Payload)*8))
-	if r.IsReliable() {
+	if rel {
 		b = appendU24(b, f.ReliableIndex)
 	}
-	if r.IsSequenced() {
+	if seq {
 		b = appendU24(b, f.SequencingIndex)
 	}
-	if r.HasOrderingChannel() {
+	if ord {
 		b = appendU24(b, f.OrderingIndex)
 		b = append(b, f.OrderingChannel)
 	}
@@ -95,7 +168,7 @@ func (f *Frame) Append(b []byte) []byte {
 		b = binary.BigEndian.AppendUint16(b, f.SplitID)
 		b = binary.BigEndian.AppendUint32(b, f.SplitIndex)
 	}
-	return append(b, f.Payload...)
+	return append(b, f.Payload...), nil
 }
 
 // ParseFrame parses one frame from the start of b into f, overwriting every
@@ -104,9 +177,10 @@ func (f *Frame) Append(b []byte) []byte {
 //
 // Errors: ErrTruncated when b ends inside the frame; ErrZeroLength for an
 // empty payload; ErrFrameTooLong for a bit length above 8·MaxFramePayload
-// (all three leave n = 0: nothing after this point can be delimited). ErrFrameChannel (channel >= 32) and ErrFrameSplit (split
-// count 0, or index >= count) come with n set to the whole frame's length,
-// so the caller can skip just this frame.
+// (all three leave n = 0: nothing after this point can be delimited).
+// ErrFrameChannel (channel >= 32) and ErrFrameSplit (split count 0, or
+// index >= count) come with n set to the whole frame's length, so the
+// caller can skip just this frame.
 func ParseFrame(b []byte, f *Frame) (n int, err error) {
 	*f = Frame{}
 	if len(b) < 3 {
@@ -158,3 +232,7 @@ func ParseFrame(b []byte, f *Frame) (n int, err error) {
 	}
 	return n, nil
 }
+
+// NumOrderingChannels is how many ordering channels RakNet has: 32. A
+// frame naming another is dropped.
+const NumOrderingChannels = 32

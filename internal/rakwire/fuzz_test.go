@@ -1,4 +1,4 @@
-package reliability
+package rakwire
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // Fuzz targets for every parser, seeded from the original library's
 // capture. Run one with, for example:
 //
-//	go test -run XXX -fuzz FuzzDatagram -fuzztime 15s ./reliability
+//	go test -run XXX -fuzz FuzzDatagram -fuzztime 15s ./internal/rakwire
 
 func FuzzDatagram(f *testing.F) {
 	for _, d := range rakcapture.Load(f) {
@@ -33,13 +33,16 @@ func FuzzDatagram(f *testing.F) {
 }
 
 func checkDataDatagram(t *testing.T, b []byte) {
-	h, r, err := ParseDataDatagram(b)
+	var h DataHeader
+	n, err := ParseDataHeader(b, &h)
 	if err != nil {
 		return
 	}
-	if got, _, err := ParseDataHeader(h.Append(nil)); err != nil || got != h {
+	var got DataHeader
+	if _, err := ParseDataHeader(mustAppend(t, nil, &h), &got); err != nil || got != h {
 		t.Fatalf("header round trip: %+v -> %+v, %v", h, got, err)
 	}
+	r := NewFrameReader(b[n:])
 	var f Frame
 	for i := 0; ; i++ {
 		err := r.Next(&f)
@@ -63,7 +66,7 @@ func checkDataDatagram(t *testing.T, b []byte) {
 }
 
 func checkFrameRoundTrip(t *testing.T, f *Frame) {
-	enc := f.Append(nil)
+	enc := mustAppend(t, nil, f)
 	if len(enc) != f.Len() {
 		t.Fatalf("Append wrote %d bytes, Len %d", len(enc), f.Len())
 	}
@@ -81,24 +84,25 @@ func checkFrameRoundTrip(t *testing.T, f *Frame) {
 
 func checkAck(t *testing.T, b []byte) {
 	var a Ack
-	if err := ParseAck(b, &a); err != nil {
+	used, err := ParseAck(b, &a)
+	if err != nil {
 		return
 	}
 	if len(a.Ranges) > len(b)/minRecordLen {
 		t.Fatalf("%d ranges from %d bytes", len(a.Ranges), len(b))
 	}
 	for _, r := range a.Ranges {
-		if r.Min > r.Max || r.Max > seqMask {
+		if r.Min > r.Max || r.Max > maxU24 {
 			t.Fatalf("bad range %+v", r)
 		}
 	}
-	enc := a.Append(nil)
-	if len(enc) != a.Len() || len(enc) > len(b) {
-		t.Fatalf("re-encoded %d bytes, Len %d, input %d", len(enc), a.Len(), len(b))
+	enc := mustAppend(t, nil, &a)
+	if len(enc) != a.Len() || len(enc) > used {
+		t.Fatalf("re-encoded %d bytes, Len %d, input %d", len(enc), a.Len(), used)
 	}
 	var got Ack
-	if err := ParseAck(enc, &got); err != nil {
-		t.Fatal(err)
+	if n, err := ParseAck(enc, &got); err != nil || n != len(enc) {
+		t.Fatal(n, err)
 	}
 	if math.Float32bits(got.AS) != math.Float32bits(a.AS) {
 		t.Fatalf("AS %v -> %v", a.AS, got.AS)
@@ -118,21 +122,21 @@ func FuzzRangeList(f *testing.F) {
 	f.Add(fromHex(f, "0001 00 000000 ffffff"))
 	f.Add(fromHex(f, "ffff 01 000000"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rs, n, err := ParseRangeList(b, nil)
+		rs, n, err := parseRangeList(b, nil)
 		if err != nil {
 			return
 		}
 		if n > len(b) || len(rs) > (len(b)-2)/minRecordLen {
 			t.Fatalf("used %d of %d bytes for %d ranges", n, len(b), len(rs))
 		}
-		enc, written := AppendRangeList(nil, rs)
-		if written != len(rs) || len(enc) != RangeListLen(rs) {
-			t.Fatalf("wrote %d of %d ranges in %d bytes", written, len(rs), len(enc))
+		enc, err := appendRangeList(nil, rs)
+		if err != nil || len(enc) != rangeListLen(rs) {
+			t.Fatalf("%d ranges re-encoded in %d bytes, Len %d: %v", len(rs), len(enc), rangeListLen(rs), err)
 		}
 		// The encoding is canonical apart from the single/range flag: a
 		// range record with min == max re-encodes as a single, and any
 		// non-zero flag byte reads as single.
-		got, m, err := ParseRangeList(enc, nil)
+		got, m, err := parseRangeList(enc, nil)
 		if err != nil || m != len(enc) {
 			t.Fatalf("re-parse: %d, %v", m, err)
 		}
@@ -166,7 +170,7 @@ func FuzzFrame(f *testing.F) {
 	}
 	for _, fr := range limitFrames() {
 		if len(fr.Payload) < 16 {
-			f.Add(fr.Append(nil))
+			f.Add(mustAppend(f, nil, &fr))
 		}
 	}
 	f.Add(append([]byte{0, 0xff, 0xff}, make([]byte, 8192)...))
@@ -191,7 +195,7 @@ func FuzzFrame(f *testing.F) {
 		// stray low flag bits, and a whole number of bytes.
 		bits := int(b[1])<<8 | int(b[2])
 		if b[0]&0x0f == 0 && fr.Reliability == fr.Reliability.WireKind() && bits%8 == 0 {
-			if enc := fr.Append(nil); !bytes.Equal(enc, b[:n]) {
+			if enc := mustAppend(t, nil, &fr); !bytes.Equal(enc, b[:n]) {
 				t.Fatalf("canonical frame re-encoded differently:\n%x\n%x", enc, b[:n])
 			}
 		}
