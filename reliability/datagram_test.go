@@ -1,8 +1,6 @@
 package reliability
 
 import (
-	"encoding/hex"
-	"strings"
 	"testing"
 
 	"github.com/netrak/netrak/internal/rakwire"
@@ -50,16 +48,6 @@ func parseDataDatagram(b []byte) (rakwire.DataHeader, rakwire.FrameReader, error
 		return h, rakwire.FrameReader{}, err
 	}
 	return h, rakwire.NewFrameReader(b[n:]), nil
-}
-
-// fromHex decodes hex with spaces allowed between bytes.
-func fromHex(tb testing.TB, s string) []byte {
-	tb.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		tb.Fatalf("bad hex %q: %v", s, err)
-	}
-	return b
 }
 
 // kind is r as a frame's kind.

@@ -26,9 +26,9 @@ func TestRecvReceiptKinds(t *testing.T) {
 	// Kinds 5, 6, 7 as a non-original sender might put them on the wire:
 	// Append writes the wire kind, so craft the flags byte by hand.
 	b := datagram(t, 0)
-	b = append(b, fromHex(t, "a00008 41")...)                  // 5: unreliable with receipt
-	b = append(b, fromHex(t, "c00008 000000 42")...)           // 6: reliable with receipt
-	b = append(b, fromHex(t, "e00008 010000 000000 02 43")...) // 7: reliable ordered with receipt
+	b = append(b, 0xa0, 0, 8, 'A')                      // 5: unreliable with receipt
+	b = append(b, 0xc0, 0, 8, 0, 0, 0, 'B')             // 6: reliable with receipt
+	b = append(b, 0xe0, 0, 8, 1, 0, 0, 0, 0, 0, 2, 'C') // 7: reliable ordered with receipt, channel 2
 	out, ok := p.receiveDatagram(nil, b)
 	if !ok || len(out) != 3 {
 		t.Fatalf("ok=%v, %d messages, drops %+v", ok, len(out), p.drops)

@@ -201,19 +201,28 @@ func BenchmarkDecodeDatagramSmallFrames(b *testing.B) {
 	b.SetBytes(int64(len(dgram)))
 	b.ReportAllocs()
 	var f Frame
-	var got DataHeader
 	for b.Loop() {
-		n, err := ParseDataHeader(dgram, &got)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := NewFrameReader(dgram[n:])
-		n = 0
-		for r.Next(&f) != io.EOF {
-			n++
-		}
-		if n != len(frames) {
+		if n := decodeFrames(b, dgram, &f); n != len(frames) {
 			b.Fatalf("%d frames", n)
+		}
+	}
+}
+
+// decodeFrames parses a data datagram and counts its frames, leaving the
+// last in f.
+func decodeFrames(b *testing.B, dgram []byte, f *Frame) int {
+	var h DataHeader
+	n, err := ParseDataHeader(dgram, &h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := NewFrameReader(dgram[n:])
+	n = 0
+	for ; ; n++ {
+		if err := r.Next(f); err == io.EOF {
+			return n
+		} else if err != nil {
+			b.Fatal(err)
 		}
 	}
 }

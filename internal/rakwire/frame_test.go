@@ -242,15 +242,9 @@ func BenchmarkDecodeSplitFrame(b *testing.B) {
 	b.SetBytes(int64(len(dgram)))
 	b.ReportAllocs()
 	var got Frame
-	var gotH DataHeader
 	for b.Loop() {
-		n, err := ParseDataHeader(dgram, &gotH)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := NewFrameReader(dgram[n:])
-		if err := r.Next(&got); err != nil || !got.Split {
-			b.Fatal(err)
+		if decodeFrames(b, dgram, &got) != 1 || !got.Split {
+			b.Fatal("not one split frame")
 		}
 	}
 }
