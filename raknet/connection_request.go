@@ -76,46 +76,50 @@ func InternalAddressCount(protocol uint8) int {
 	return 20
 }
 
-// parseAddressList reads addresses from b into list[:0] until exactly
-// 16 bytes (the two times) remain, and returns the list and the bytes
-// read. It reuses list's storage, and grows it at most once: no more than
-// this many addresses fit, IPv4 being the shortest form.
-func parseAddressList(b []byte, list []netip.AddrPort) ([]netip.AddrPort, int, error) {
+// Both connection request accepted and new incoming connection end with
+// the sender's internal addresses and two i64 BE times; the functions
+// below read and write that end.
+
+// parseAddressesAndTimes reads addresses from b until exactly the 16
+// bytes of the two times remain, then the times; it uses all of b. The
+// addresses go into list[:0], whose storage grows at most once: no more
+// than this many fit, IPv4 being the shortest form.
+func parseAddressesAndTimes(b []byte, list []netip.AddrPort) ([]netip.AddrPort, int64, int64, error) {
 	if fit := min(MaxInternalAddresses, max(0, len(b)-16)/addressLen4); cap(list) < fit {
 		list = make([]netip.AddrPort, 0, fit)
 	}
 	list = list[:0]
-	off := 0
-	for len(b)-off > 16 {
+	for len(b) > 16 {
 		if len(list) == MaxInternalAddresses {
-			return list, 0, ErrTooManyAddresses
+			return list, 0, 0, ErrTooManyAddresses
 		}
-		a, n, err := parseAddress(b[off:])
+		a, n, err := parseAddress(b)
 		if err != nil {
-			return list, 0, err
+			return list, 0, 0, err
 		}
 		list = append(list, a)
-		off += n
+		b = b[n:]
 	}
-	if len(b)-off < 16 {
-		return list, 0, ErrShortMessage
+	if len(b) < 16 {
+		return list, 0, 0, ErrShortMessage
 	}
-	return list, off, nil
+	return list, int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), nil
 }
 
-func addressListLen(list []netip.AddrPort) int {
-	n := 0
+func addressesAndTimesLen(list []netip.AddrPort) int {
+	n := 16
 	for _, a := range list {
 		n += addressLen(a)
 	}
 	return n
 }
 
-func appendAddressList(b []byte, list []netip.AddrPort) []byte {
+func appendAddressesAndTimes(b []byte, list []netip.AddrPort, t1, t2 int64) []byte {
 	for _, a := range list {
 		b = appendAddress(b, a)
 	}
-	return b
+	b = appendU64(b, uint64(t1))
+	return appendU64(b, uint64(t2))
 }
 
 // ConnectionRequestAccepted is the server's answer to a connection
@@ -134,7 +138,7 @@ type ConnectionRequestAccepted struct {
 
 // Len is the encoded size of m.
 func (m *ConnectionRequestAccepted) Len() int {
-	return 1 + addressLen(m.ClientAddress) + 2 + addressListLen(m.InternalAddresses) + 16
+	return 1 + addressLen(m.ClientAddress) + 2 + addressesAndTimesLen(m.InternalAddresses)
 }
 
 // Append appends the encoded message to b, with every internal address in
@@ -147,16 +151,14 @@ func (m *ConnectionRequestAccepted) Append(b []byte) ([]byte, error) {
 	b = append(b, IDConnectionRequestAccepted)
 	b = appendAddress(b, m.ClientAddress)
 	b = appendU16(b, m.SystemIndex)
-	b = appendAddressList(b, m.InternalAddresses)
-	b = appendU64(b, uint64(m.RequestTime))
-	return appendU64(b, uint64(m.ReplyTime)), nil
+	return appendAddressesAndTimes(b, m.InternalAddresses, m.RequestTime, m.ReplyTime), nil
 }
 
 // ParseConnectionRequestAccepted decodes the message into m, reading
 // internal addresses until the 16 bytes of the two times remain, so 10 and
-// 20 addresses are both understood. The addresses go into
-// m.InternalAddresses' storage, which a caller parsing into the same m
-// again reuses.
+// 20 addresses are both understood; it uses all of b. The addresses go
+// into m.InternalAddresses' storage, which a caller parsing into the same
+// m again reuses.
 func ParseConnectionRequestAccepted(b []byte, m *ConnectionRequestAccepted) (int, error) {
 	if err := checkID(b, IDConnectionRequestAccepted, 1); err != nil {
 		return 0, err
@@ -165,21 +167,22 @@ func ParseConnectionRequestAccepted(b []byte, m *ConnectionRequestAccepted) (int
 	if err != nil {
 		return 0, err
 	}
-	off := 1 + n
-	if len(b) < off+2 {
+	rest := b[1+n:]
+	if len(rest) < 2 {
 		return 0, ErrShortMessage
 	}
-	m.ClientAddress = addr
-	m.SystemIndex = binary.BigEndian.Uint16(b[off:])
-	off += 2
-	m.InternalAddresses, n, err = parseAddressList(b[off:], m.InternalAddresses)
+	list, t1, t2, err := parseAddressesAndTimes(rest[2:], m.InternalAddresses)
 	if err != nil {
 		return 0, err
 	}
-	off += n
-	m.RequestTime = int64(binary.BigEndian.Uint64(b[off:]))
-	m.ReplyTime = int64(binary.BigEndian.Uint64(b[off+8:]))
-	return off + 16, nil
+	*m = ConnectionRequestAccepted{
+		ClientAddress:     addr,
+		SystemIndex:       binary.BigEndian.Uint16(rest),
+		InternalAddresses: list,
+		RequestTime:       t1,
+		ReplyTime:         t2,
+	}
+	return len(b), nil
 }
 
 // NewIncomingConnection is the client's last handshake message. Layout:
@@ -198,7 +201,7 @@ type NewIncomingConnection struct {
 
 // Len is the encoded size of m.
 func (m *NewIncomingConnection) Len() int {
-	return 1 + addressLen(m.ServerAddress) + addressListLen(m.InternalAddresses) + 16
+	return 1 + addressLen(m.ServerAddress) + addressesAndTimesLen(m.InternalAddresses)
 }
 
 // Append appends the encoded message to b. It fails with
@@ -209,9 +212,7 @@ func (m *NewIncomingConnection) Append(b []byte) ([]byte, error) {
 	}
 	b = append(b, IDNewIncomingConnection)
 	b = appendAddress(b, m.ServerAddress)
-	b = appendAddressList(b, m.InternalAddresses)
-	b = appendU64(b, uint64(m.PingTime))
-	return appendU64(b, uint64(m.PongTime)), nil
+	return appendAddressesAndTimes(b, m.InternalAddresses, m.PingTime, m.PongTime), nil
 }
 
 // ParseNewIncomingConnection decodes the message into m, reading internal
@@ -225,14 +226,10 @@ func ParseNewIncomingConnection(b []byte, m *NewIncomingConnection) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	off := 1 + n
-	m.ServerAddress = addr
-	m.InternalAddresses, n, err = parseAddressList(b[off:], m.InternalAddresses)
+	list, t1, t2, err := parseAddressesAndTimes(b[1+n:], m.InternalAddresses)
 	if err != nil {
 		return 0, err
 	}
-	off += n
-	m.PingTime = int64(binary.BigEndian.Uint64(b[off:]))
-	m.PongTime = int64(binary.BigEndian.Uint64(b[off+8:]))
-	return off + 16, nil
+	*m = NewIncomingConnection{ServerAddress: addr, InternalAddresses: list, PingTime: t1, PongTime: t2}
+	return len(b), nil
 }

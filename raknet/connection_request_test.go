@@ -20,53 +20,20 @@ func TestCaptureOnlineHandshake(t *testing.T) {
 		return list
 	}
 
-	reqs := captureOnline(t, IDConnectionRequest)
-	if len(reqs) != 1 {
-		t.Fatalf("found %d connection requests, want 1", len(reqs))
-	}
-	var req ConnectionRequest
-	n, err := ParseConnectionRequest(reqs[0], &req)
-	checkUsed(t, n, err, len(reqs[0]))
-	if diff := cmp.Diff(ConnectionRequest{ClientGUID: capClientGUID, Time: 0x15}, req, cmpopts.EquateEmpty()); diff != "" {
-		t.Fatalf("connection request (-want +got):\n%s", diff)
-	}
-	checkEncoding(t, &req, reqs[0])
-
-	accs := captureOnline(t, IDConnectionRequestAccepted)
-	if len(accs) != 1 {
-		t.Fatalf("found %d connection request accepted, want 1", len(accs))
-	}
-	var acc ConnectionRequestAccepted
-	n, err = ParseConnectionRequestAccepted(accs[0], &acc)
-	checkUsed(t, n, err, len(accs[0]))
-	wantAcc := ConnectionRequestAccepted{
+	checkCaptured(t, captureOne(t, IDConnectionRequest),
+		ConnectionRequest{ClientGUID: capClientGUID, Time: 0x15}, ParseConnectionRequest)
+	checkCaptured(t, captureOne(t, IDConnectionRequestAccepted), ConnectionRequestAccepted{
 		ClientAddress:     capClientAddr,
 		InternalAddresses: internal(capServerAddr),
 		RequestTime:       0x15,
 		ReplyTime:         0x221,
-	}
-	if diff := cmp.Diff(wantAcc, acc, addrOpts); diff != "" {
-		t.Fatalf("connection request accepted (-want +got):\n%s", diff)
-	}
-	checkEncoding(t, &acc, accs[0])
-
-	nics := captureOnline(t, IDNewIncomingConnection)
-	if len(nics) != 1 {
-		t.Fatalf("found %d new incoming connection, want 1", len(nics))
-	}
-	var nic NewIncomingConnection
-	n, err = ParseNewIncomingConnection(nics[0], &nic)
-	checkUsed(t, n, err, len(nics[0]))
-	wantNIC := NewIncomingConnection{
+	}, ParseConnectionRequestAccepted)
+	checkCaptured(t, captureOne(t, IDNewIncomingConnection), NewIncomingConnection{
 		ServerAddress:     capServerAddr,
 		InternalAddresses: internal(capClientAddr),
 		PingTime:          0x221,
 		PongTime:          0x1f,
-	}
-	if diff := cmp.Diff(wantNIC, nic, addrOpts); diff != "" {
-		t.Fatalf("new incoming connection (-want +got):\n%s", diff)
-	}
-	checkEncoding(t, &nic, nics[0])
+	}, ParseNewIncomingConnection)
 }
 
 func TestInternalAddressCounts(t *testing.T) {

@@ -3,12 +3,5 @@ package raknet
 import "testing"
 
 func TestCaptureDisconnectionNotification(t *testing.T) {
-	discs := captureOnline(t, IDDisconnectionNotification)
-	if len(discs) != 1 {
-		t.Fatalf("found %d disconnection notifications, want 1", len(discs))
-	}
-	var d DisconnectionNotification
-	n, err := ParseDisconnectionNotification(discs[0], &d)
-	checkUsed(t, n, err, 1)
-	checkEncoding(t, &d, discs[0])
+	checkCaptured(t, captureOne(t, IDDisconnectionNotification), DisconnectionNotification{}, ParseDisconnectionNotification)
 }

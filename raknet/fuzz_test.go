@@ -6,25 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Every parser has a fuzz target. Each checks the contract every wire type
 // shares: the parser never panics, uses no more than it was given,
 // overwrites every field of what it parses into, and what it accepts
 // appends to Len() bytes that parse back, whole, to the same value.
-
-// wirePtr is a pointer to a wire type T.
-type wirePtr[T any] interface {
-	*T
-	appender
-}
-
-var wireOpts = []cmp.Option{
-	addrOpts,
-	cmp.Comparer(func(a, b Address) bool { return a == b }),
-	cmpopts.EquateEmpty(),
-}
 
 // checkParse parses b into a zero T and into dirty, a T with every field
 // set, and checks that both agree. If b parses, the value must round-trip.

@@ -8,52 +8,20 @@ import (
 
 func TestCaptureOpenConnection(t *testing.T) {
 	msgs := captureOfflineMessages(t)
-	t.Run("request1", func(t *testing.T) {
-		var got OpenConnectionRequest1
-		n, err := ParseOpenConnectionRequest1(msgs[2], &got)
-		checkUsed(t, n, err, len(msgs[2]))
-		want := OpenConnectionRequest1{Protocol: ProtocolOriginal, MTU: MaxMTU}
-		if got != want {
-			t.Fatalf("got %+v, want %+v", got, want)
-		}
-		checkEncoding(t, &got, msgs[2])
-	})
-	t.Run("reply1", func(t *testing.T) {
-		var got OpenConnectionReply1
-		n, err := ParseOpenConnectionReply1(msgs[3], &got)
-		checkUsed(t, n, err, len(msgs[3]))
-		want := OpenConnectionReply1{ServerGUID: capServerGUID, MTU: MaxMTU}
-		if got != want {
-			t.Fatalf("got %+v, want %+v", got, want)
-		}
-		checkEncoding(t, &got, msgs[3])
-	})
-	t.Run("request2", func(t *testing.T) {
-		want := OpenConnectionRequest2{ServerAddress: capServerAddr, MTU: MaxMTU, ClientGUID: capClientGUID}
-		for _, mode := range []CookieMode{CookieAbsent, CookieDetect} {
-			var got OpenConnectionRequest2
-			n, err := ParseOpenConnectionRequest2(msgs[4], mode, &got)
-			checkUsed(t, n, err, len(msgs[4]))
-			if got != want {
-				t.Fatalf("mode %d: got %+v, want %+v", mode, got, want)
-			}
-			checkEncoding(t, &got, msgs[4])
-		}
-		// Expecting a cookie that is not there must fail, not misread.
-		if _, err := ParseOpenConnectionRequest2(msgs[4], CookiePresent, new(OpenConnectionRequest2)); err == nil {
-			t.Fatal("CookiePresent parsed a request without cookie")
-		}
-	})
-	t.Run("reply2", func(t *testing.T) {
-		var got OpenConnectionReply2
-		n, err := ParseOpenConnectionReply2(msgs[5], &got)
-		checkUsed(t, n, err, len(msgs[5]))
-		want := OpenConnectionReply2{ServerGUID: capServerGUID, ClientAddress: capClientAddr, MTU: MaxMTU}
-		if got != want {
-			t.Fatalf("got %+v, want %+v", got, want)
-		}
-		checkEncoding(t, &got, msgs[5])
-	})
+	checkCaptured(t, msgs[2], OpenConnectionRequest1{Protocol: ProtocolOriginal, MTU: MaxMTU}, ParseOpenConnectionRequest1)
+	checkCaptured(t, msgs[3], OpenConnectionReply1{ServerGUID: capServerGUID, MTU: MaxMTU}, ParseOpenConnectionReply1)
+	request2 := OpenConnectionRequest2{ServerAddress: capServerAddr, MTU: MaxMTU, ClientGUID: capClientGUID}
+	for _, mode := range []CookieMode{CookieAbsent, CookieDetect} {
+		checkCaptured(t, msgs[4], request2, func(b []byte, r *OpenConnectionRequest2) (int, error) {
+			return ParseOpenConnectionRequest2(b, mode, r)
+		})
+	}
+	// Expecting a cookie that is not there must fail, not misread.
+	if _, err := ParseOpenConnectionRequest2(msgs[4], CookiePresent, new(OpenConnectionRequest2)); err == nil {
+		t.Fatal("CookiePresent parsed a request without cookie")
+	}
+	checkCaptured(t, msgs[5], OpenConnectionReply2{ServerGUID: capServerGUID, ClientAddress: capClientAddr, MTU: MaxMTU},
+		ParseOpenConnectionReply2)
 }
 
 func TestOpenConnectionCookies(t *testing.T) {

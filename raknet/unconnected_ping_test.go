@@ -9,27 +9,9 @@ import (
 
 func TestCaptureUnconnectedPingPong(t *testing.T) {
 	msgs := captureOfflineMessages(t)
-	t.Run("ping", func(t *testing.T) {
-		var got UnconnectedPing
-		n, err := ParseUnconnectedPing(msgs[0], &got)
-		checkUsed(t, n, err, len(msgs[0]))
-		want := UnconnectedPing{SendTime: 10, ClientGUID: capPingGUID}
-		if got != want {
-			t.Fatalf("got %+v, want %+v", got, want)
-		}
-		checkEncoding(t, &got, msgs[0])
-	})
-	t.Run("pong", func(t *testing.T) {
-		var got UnconnectedPong
-		n, err := ParseUnconnectedPong(msgs[1], &got)
-		checkUsed(t, n, err, len(msgs[1]))
-		want := UnconnectedPong{SendTime: 10, ServerGUID: capServerGUID,
-			Data: []byte("RakNet C++ reference echo server"), Encoding: PongRaw}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("pong (-want +got):\n%s", diff)
-		}
-		checkEncoding(t, &got, msgs[1])
-	})
+	checkCaptured(t, msgs[0], UnconnectedPing{SendTime: 10, ClientGUID: capPingGUID}, ParseUnconnectedPing)
+	checkCaptured(t, msgs[1], UnconnectedPong{SendTime: 10, ServerGUID: capServerGUID,
+		Data: []byte("RakNet C++ reference echo server"), Encoding: PongRaw}, ParseUnconnectedPong)
 }
 
 func TestUnconnectedPingWithoutGUID(t *testing.T) {

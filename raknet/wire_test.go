@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var addrOpts = cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })
@@ -34,6 +35,41 @@ func captureOfflineMessages(t *testing.T) [][]byte {
 		t.Fatalf("capture has %d offline messages, want 6", len(msgs))
 	}
 	return msgs
+}
+
+// wirePtr is a pointer to a wire type T.
+type wirePtr[T any] interface {
+	*T
+	appender
+}
+
+var wireOpts = []cmp.Option{
+	addrOpts,
+	cmp.Comparer(func(a, b Address) bool { return a == b }),
+	cmpopts.EquateEmpty(),
+}
+
+// captureOne returns the capture's only online message with identifier id.
+func captureOne(t *testing.T, id byte) []byte {
+	t.Helper()
+	msgs := captureOnline(t, id)
+	if len(msgs) != 1 {
+		t.Fatalf("found %d messages 0x%02x in the capture, want 1", len(msgs), id)
+	}
+	return msgs[0]
+}
+
+// checkCaptured checks that the captured message b parses, whole, into
+// want and encodes back to b.
+func checkCaptured[T any, P wirePtr[T]](t *testing.T, b []byte, want T, parse func([]byte, *T) (int, error)) {
+	t.Helper()
+	var got T
+	n, err := parse(b, &got)
+	checkUsed(t, n, err, len(b))
+	if diff := cmp.Diff(want, got, wireOpts...); diff != "" {
+		t.Fatalf("0x%02x parsed (-want +got):\n%s", b[0], diff)
+	}
+	checkEncoding(t, P(&got), b)
 }
 
 // checkEncoding checks that x encodes to want, in x.Len() bytes.
