@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -189,5 +190,29 @@ func TestEngineIdleTimeout(t *testing.T) {
 	}
 	if _, err := e.Send([]byte{1}, Reliable, 0, Medium, sec(5)); err != ErrDead {
 		t.Fatalf("Send after death: %v", err)
+	}
+}
+
+// A frame that does not encode would be a bug in the engine: the
+// connection dies of it, where a panic would take its driver down and
+// skipping the frame would stall the queue for good.
+func TestEngineDiesOnFrameThatDoesNotEncode(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.orderingNext[0] = 1 << 24 // past 24 bits, which Send never assigns
+	mustSend(t, e, []byte("x"), ReliableOrdered, 0, Medium, epoch)
+	if b, ok := e.AppendDatagram(nil, epoch); ok || len(b) != 0 {
+		t.Fatalf("sent % x", b)
+	}
+	if !e.Dead(epoch) {
+		t.Fatal("engine alive after a frame that does not encode")
+	}
+	if ev, ok := e.ReadEvent(); !ok || ev.Kind != EventDead {
+		t.Errorf("event %+v, %v; want EventDead", ev, ok)
+	}
+	if _, err := e.Send([]byte("y"), Reliable, 0, Medium, epoch); !errors.Is(err, ErrDead) {
+		t.Errorf("Send after: %v, want ErrDead", err)
 	}
 }
