@@ -28,10 +28,11 @@ const (
 	dropUnsupported
 )
 
-// serverHandshake is the sans-I/O server side of the offline messages:
-// pings, request 1 and request 2. It keeps no per-source state; the
-// cookie in reply 1 is a keyed hash of the source address, so request 2
-// is validated without remembering request 1.
+// serverHandshake is the sans-I/O server side of the open-connection
+// handshake, request 1 and request 2; admission decides whether a valid
+// request 2 starts a connection. With cookies it keeps no per-source
+// state: the cookie in reply 1 is a keyed hash of the source address, so
+// request 2 is validated without remembering request 1.
 type serverHandshake struct {
 	guid      uint64
 	protocols []uint8 // accepted, ascending
