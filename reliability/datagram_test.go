@@ -52,3 +52,20 @@ func parseDataDatagram(b []byte) (rakwire.DataHeader, rakwire.FrameReader, error
 
 // kind is r as a frame's kind.
 func kind(r Reliability) rakwire.Reliability { return rakwire.Reliability(r) }
+
+// The engine's API and the wire code agree on the kinds and the channels.
+func TestWireAgreement(t *testing.T) {
+	if NumOrderingChannels != rakwire.NumOrderingChannels {
+		t.Errorf("%d ordering channels, the wire code has %d", NumOrderingChannels, rakwire.NumOrderingChannels)
+	}
+	for r, w := range map[Reliability]rakwire.Reliability{
+		Unreliable: rakwire.Unreliable, UnreliableSequenced: rakwire.UnreliableSequenced,
+		Reliable: rakwire.Reliable, ReliableOrdered: rakwire.ReliableOrdered,
+		ReliableSequenced: rakwire.ReliableSequenced, UnreliableWithAckReceipt: rakwire.UnreliableWithAckReceipt,
+		ReliableWithAckReceipt: rakwire.ReliableWithAckReceipt, ReliableOrderedWithAckReceipt: rakwire.ReliableOrderedWithAckReceipt,
+	} {
+		if kind(r) != w {
+			t.Errorf("%v is %d, the wire code's is %d", r, r, w)
+		}
+	}
+}

@@ -30,9 +30,9 @@ const (
 	ReliableOrderedWithAckReceipt Reliability = 7
 )
 
-// NumOrderingChannels is the number of ordering channels per direction:
-// 32. A frame from the peer that names another is dropped.
-const NumOrderingChannels = rakwire.NumOrderingChannels
+// NumOrderingChannels is the number of ordering channels per direction.
+// A frame from the peer that names another is dropped.
+const NumOrderingChannels = 32
 
 // Valid reports whether r is one of the eight defined kinds.
 func (r Reliability) Valid() bool { return r <= ReliableOrderedWithAckReceipt }
