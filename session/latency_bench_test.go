@@ -32,7 +32,7 @@ import (
 // An op is one message, so the run takes b.N/60 seconds of real time per
 // library; for 20 s each:
 //
-//	go test -run '^$' -bench LatencyNetsim -benchtime 1200x -count 5 ./session/
+//	go test -run '^$' -bench LatencyNetsim -benchtime 1200x -count 6 ./session/
 func BenchmarkLatencyNetsim(b *testing.B) {
 	b.Run("session", func(b *testing.B) { benchLatency(b, benchLatencySession) })
 	b.Run("raknet", func(b *testing.B) { benchLatency(b, benchLatencyRaknet) })

@@ -33,9 +33,18 @@ import (
 // starts, so that B/op and allocs/op are the steady state: the pools,
 // rings and queues of every layer have grown to their working size.
 // B/op and allocs/op count every goroutine of the process, the
-// connections' readers and timers included.
+// connections' readers and timers included; allocs/Mmsg is the exact
+// count per million messages, which allocs/op rounds down.
 //
-//	go test -run '^$' -bench MessageLoopback -benchtime 200000x -count 5 ./session/
+// ns/op is wall time, which other work on the machine inflates.
+// cpu-ns/msg is the process's CPU time per message (Linux): both ends,
+// every goroutine, the system calls included; other processes affect it
+// far less than wall time, though they still change how often goroutines
+// park and how warm the caches are. resends/Mmsg counts the
+// frames the sender resent per million messages; on loopback it is 0
+// unless the sender's retransmission timer expired, on a loaded machine.
+//
+//	go test -run '^$' -bench MessageLoopback -benchtime 200000x -count 6 ./session/
 func BenchmarkMessageLoopback(b *testing.B) {
 	for _, size := range []int{64, 1024} {
 		b.Run(fmt.Sprintf("session/%dB", size), func(b *testing.B) { benchMessages(b, size, benchSessionPair) })
@@ -143,6 +152,7 @@ func benchMessages(b *testing.B, size int, open func(b *testing.B) benchPair) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, cpuOK := benchProcessCPU()
 	send(b.N)
 	select {
 	case err := <-done:
@@ -152,9 +162,15 @@ func benchMessages(b *testing.B, size int, open func(b *testing.B) benchPair) {
 	case <-stalled:
 		b.Fatalf("the reader made no progress for %v (%d of %d read)", benchStall, read.Load(), total)
 	}
+	cpu1, _ := benchProcessCPU()
 	b.StopTimer()
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if cpuOK {
+		// Both ends run in this process: the CPU time of one message sent,
+		// carried and read, every goroutine and system call included.
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
+	}
 	// allocs/op rounds down; this is the exact count, per million.
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)*1e6/float64(b.N), "allocs/Mmsg")
 	if p.resends != nil {
