@@ -5,6 +5,10 @@ import (
 	"net/netip"
 )
 
+// Addresses are not a message of their own: they appear only in the
+// connect tokens' address lists, so their encoding stays unexported and
+// the tokens' Append and Parse carry them.
+
 // Address types on the wire.
 const (
 	addressIPv4 = 1
@@ -80,4 +84,42 @@ func parseAddress(b []byte) (netip.AddrPort, int, error) {
 // (which the wire format cannot carry).
 func sameAddress(a, b netip.AddrPort) bool {
 	return a.Port() == b.Port() && a.Addr().Unmap().WithZone("") == b.Addr().Unmap().WithZone("")
+}
+
+// addresses reads an address list as appendAddressList writes it,
+// appending the addresses to dst.
+func (r *reader) addresses(dst []netip.AddrPort) ([]netip.AddrPort, error) {
+	n := r.u32()
+	if r.err != nil {
+		return dst, r.err
+	}
+	if n < 1 || n > MaxServersPerConnect {
+		return dst, ErrServerAddressCount
+	}
+	for range n {
+		a, used, err := parseAddress(r.b)
+		if err != nil {
+			return dst, err
+		}
+		r.b = r.b[used:]
+		dst = append(dst, a)
+	}
+	return dst, nil
+}
+
+// appendAddressList appends the tokens' address list: a u32 count in
+// [1,32], then each address.
+func appendAddressList(b []byte, list []netip.AddrPort) ([]byte, error) {
+	if len(list) < 1 || len(list) > MaxServersPerConnect {
+		return b, ErrServerAddressCount
+	}
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(list)))
+	var err error
+	for _, a := range list {
+		if b, err = appendAddress(b, a); err != nil {
+			return b[:start], err
+		}
+	}
+	return b, nil
 }

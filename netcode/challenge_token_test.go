@@ -12,7 +12,7 @@ func TestVectorChallengeToken(t *testing.T) {
 	tok := ChallengeToken{ClientID: uint64(v.Inputs.ClientID)}
 	copy(tok.UserData[:], v.Inputs.UserData)
 
-	if got := tok.AppendBinary(nil); !bytes.Equal(got, v.ChallengeToken.Plaintext) {
+	if got := mustAppend(t, &tok); !bytes.Equal(got, v.ChallengeToken.Plaintext) {
 		t.Fatalf("plaintext differs:\n got %x\nwant %x", got, []byte(v.ChallengeToken.Plaintext))
 	}
 	c := NewChallengeCipher(Key(v.ChallengeToken.Key))

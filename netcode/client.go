@@ -281,7 +281,7 @@ func (c *Client) Connect(token []byte, now time.Time) error {
 		return ErrAlreadyConnecting
 	}
 	c.payloads.discard()
-	if err := c.token.UnmarshalBinary(token); err != nil {
+	if _, err := ParseConnectToken(token, &c.token); err != nil {
 		c.setState(ClientInvalidConnectToken)
 		return fmt.Errorf("%w: %w", ErrInvalidConnectToken, err)
 	}
@@ -426,7 +426,7 @@ func (c *Client) Receive(pkt []byte, from netip.AddrPort, now time.Time) {
 		return
 	}
 	p := &c.pkt
-	if err := ReadPacket(pkt, c.recv, ClientReceives, &c.replay, p); err != nil {
+	if _, err := ParsePacket(pkt, c.recv, ClientReceives, &c.replay, p); err != nil {
 		c.drop(clientDropReason(err))
 		return
 	}

@@ -19,7 +19,7 @@ func fuzzToken(tb testing.TB) (raw []byte, tok ConnectToken) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := tok.UnmarshalBinary(raw); err != nil {
+	if _, err := ParseConnectToken(raw, &tok); err != nil {
 		tb.Fatal(err)
 	}
 	return raw, tok
@@ -45,7 +45,7 @@ func FuzzClientReceive(f *testing.F) {
 		seal(Packet{Type: ConnectionKeepAlive, Sequence: 1, ClientIndex: 5, MaxClients: 8}),
 		seal(Packet{Type: ConnectionPayload, Sequence: 2, Payload: []byte("payload")}),
 		seal(Packet{Type: ConnectionDisconnect, Sequence: 3}),
-		(&RequestPacket{}).Append(nil),
+		mustAppend(f, &RequestPacket{}),
 	}
 	for _, p := range loadVectors(f).Packets {
 		seeds = append(seeds, []byte(p.Bytes))

@@ -515,7 +515,7 @@ func TestClientDrops(t *testing.T) {
 	tampered[len(tampered)-1] ^= 1
 	badSeqLen := bytes.Clone(pkt)
 	badSeqLen[0] = 0x95
-	request := (&RequestPacket{}).Append(nil)
+	request := mustAppend(t, &RequestPacket{})
 	response := bytes.Clone(pkt)
 	response[0] = response[0]&0xf0 | byte(ConnectionResponse)
 

@@ -17,8 +17,10 @@ const (
 )
 
 // ConnectTokenPrivate is the private part of a connect token, readable only
-// by the backend and the servers. Its encoding is 1024 bytes, zero padded;
-// TokenCipher encrypts it.
+// by the backend and the servers. Its encoding is 1024 bytes, zero padded:
+// Append and ParseConnectTokenPrivate handle that plaintext, and
+// TokenCipher seals it into the 1024 bytes that travel, tag included, as
+// the reference does in two steps too.
 type ConnectTokenPrivate struct {
 	ClientID uint64
 	// TimeoutSeconds is the connection timeout. Zero or negative disables
@@ -34,20 +36,20 @@ type ConnectTokenPrivate struct {
 	UserData          [UserDataBytes]byte
 }
 
-// AppendBinary appends the 1024-byte plaintext encoding of t to b.
-func (t *ConnectTokenPrivate) AppendBinary(b []byte) ([]byte, error) {
+// Len is the size of the plaintext encoding, ConnectTokenPrivateBytes for
+// every token.
+func (t *ConnectTokenPrivate) Len() int { return ConnectTokenPrivateBytes }
+
+// Append appends the 1024-byte plaintext encoding of t to b. It fails,
+// leaving b as it was, with ErrServerAddressCount unless t has 1 to 32
+// server addresses, and with ErrAddress for an invalid one.
+func (t *ConnectTokenPrivate) Append(b []byte) ([]byte, error) {
 	start := len(b)
-	if len(t.ServerAddresses) < 1 || len(t.ServerAddresses) > MaxServersPerConnect {
-		return b, ErrServerAddressCount
-	}
 	b = binary.LittleEndian.AppendUint64(b, t.ClientID)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.ServerAddresses)))
-	var err error
-	for _, a := range t.ServerAddresses {
-		if b, err = appendAddress(b, a); err != nil {
-			return b[:start], err
-		}
+	b, err := appendAddressList(b, t.ServerAddresses)
+	if err != nil {
+		return b[:start], err
 	}
 	b = append(b, t.ClientToServerKey[:]...)
 	b = append(b, t.ServerToClientKey[:]...)
@@ -55,27 +57,28 @@ func (t *ConnectTokenPrivate) AppendBinary(b []byte) ([]byte, error) {
 	return appendZeros(b, start+ConnectTokenPrivateBytes-len(b)), nil
 }
 
-// UnmarshalBinary decodes a 1024-byte plaintext private token. It reuses
-// t.ServerAddresses' storage. Padding is not checked, as in the reference.
-func (t *ConnectTokenPrivate) UnmarshalBinary(data []byte) error {
-	if len(data) != ConnectTokenPrivateBytes {
-		return ErrPacketSize
+// ParseConnectTokenPrivate decodes a plaintext private token, which must
+// be exactly its 1024 bytes, into t, reusing t.ServerAddresses' storage.
+// Padding is not checked, as in the reference.
+func ParseConnectTokenPrivate(b []byte, t *ConnectTokenPrivate) (int, error) {
+	if len(b) != ConnectTokenPrivateBytes {
+		return 0, ErrPacketSize
 	}
-	r := reader{b: data}
+	r := reader{b: b}
 	t.ClientID = r.u64()
 	t.TimeoutSeconds = int32(r.u32())
 	addrs, err := r.addresses(t.ServerAddresses[:0])
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t.ServerAddresses = addrs
 	r.bytes(t.ClientToServerKey[:])
 	r.bytes(t.ServerToClientKey[:])
 	r.bytes(t.UserData[:])
 	if r.err != nil {
-		return r.err
+		return 0, r.err
 	}
-	return nil
+	return ConnectTokenPrivateBytes, nil
 }
 
 // ConnectToken is the 2048-byte token a backend hands to a client. Its
@@ -96,12 +99,15 @@ type ConnectToken struct {
 	ServerToClientKey Key
 }
 
-// AppendBinary appends the 2048-byte encoding of t to b.
-func (t *ConnectToken) AppendBinary(b []byte) ([]byte, error) {
+// Len is the encoded size, ConnectTokenBytes for every token.
+func (t *ConnectToken) Len() int { return ConnectTokenBytes }
+
+// Append appends the 2048-byte encoding of t to b. It fails, leaving b as
+// it was, for a token no client would accept: ErrServerAddressCount unless
+// t has 1 to 32 server addresses, ErrAddress for an invalid one, and
+// ErrTokenTimestamps if it was created after it expires.
+func (t *ConnectToken) Append(b []byte) ([]byte, error) {
 	start := len(b)
-	if len(t.ServerAddresses) < 1 || len(t.ServerAddresses) > MaxServersPerConnect {
-		return b, ErrServerAddressCount
-	}
 	if t.CreateTimestamp > t.ExpireTimestamp {
 		return b, ErrTokenTimestamps
 	}
@@ -112,35 +118,28 @@ func (t *ConnectToken) AppendBinary(b []byte) ([]byte, error) {
 	b = append(b, t.Nonce[:]...)
 	b = append(b, t.PrivateData[:]...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.ServerAddresses)))
-	var err error
-	for _, a := range t.ServerAddresses {
-		if b, err = appendAddress(b, a); err != nil {
-			return b[:start], err
-		}
+	b, err := appendAddressList(b, t.ServerAddresses)
+	if err != nil {
+		return b[:start], err
 	}
 	b = append(b, t.ClientToServerKey[:]...)
 	b = append(b, t.ServerToClientKey[:]...)
 	return appendZeros(b, start+ConnectTokenBytes-len(b)), nil
 }
 
-// MarshalBinary returns the 2048-byte encoding of t.
-func (t *ConnectToken) MarshalBinary() ([]byte, error) {
-	return t.AppendBinary(make([]byte, 0, ConnectTokenBytes))
-}
-
-// UnmarshalBinary decodes a 2048-byte connect token and checks what a
-// client checks before connecting: version info, 1 to 32 server addresses
-// of type 1 or 2, and a create timestamp not after the expire timestamp.
-// It reuses t.ServerAddresses' storage.
-func (t *ConnectToken) UnmarshalBinary(data []byte) error {
-	if len(data) != ConnectTokenBytes {
-		return ErrTokenSize
+// ParseConnectToken decodes a connect token, which must be exactly its
+// 2048 bytes, into t, reusing t.ServerAddresses' storage, and checks what
+// a client checks before connecting: version info, 1 to 32 server
+// addresses of type 1 or 2, and a create timestamp not after the expire
+// timestamp.
+func ParseConnectToken(b []byte, t *ConnectToken) (int, error) {
+	if len(b) != ConnectTokenBytes {
+		return 0, ErrTokenSize
 	}
-	if string(data[:VersionInfoBytes]) != VersionInfo {
-		return ErrVersion
+	if string(b[:VersionInfoBytes]) != VersionInfo {
+		return 0, ErrVersion
 	}
-	r := reader{b: data[VersionInfoBytes:]}
+	r := reader{b: b[VersionInfoBytes:]}
 	t.ProtocolID = r.u64()
 	t.CreateTimestamp = r.u64()
 	t.ExpireTimestamp = r.u64()
@@ -149,18 +148,18 @@ func (t *ConnectToken) UnmarshalBinary(data []byte) error {
 	t.TimeoutSeconds = int32(r.u32())
 	addrs, err := r.addresses(t.ServerAddresses[:0])
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t.ServerAddresses = addrs
 	r.bytes(t.ClientToServerKey[:])
 	r.bytes(t.ServerToClientKey[:])
 	if r.err != nil {
-		return r.err
+		return 0, r.err
 	}
 	if t.CreateTimestamp > t.ExpireTimestamp {
-		return ErrTokenTimestamps
+		return 0, ErrTokenTimestamps
 	}
-	return nil
+	return ConnectTokenBytes, nil
 }
 
 // TokenParams are the inputs of GenerateConnectToken.
@@ -257,7 +256,7 @@ func GenerateConnectToken(p *TokenParams) ([]byte, error) {
 		return nil, err
 	}
 	tok.PrivateData = sealed
-	return tok.MarshalBinary()
+	return tok.Append(make([]byte, 0, ConnectTokenBytes))
 }
 
 // wholeSeconds rounds a positive duration up to whole seconds, saturating

@@ -42,26 +42,23 @@ func TestConnectTokenRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var tok ConnectToken
-			if err := tok.UnmarshalBinary(tt.b); !errors.Is(err, tt.want) {
-				t.Fatalf("UnmarshalBinary = %v, want %v", err, tt.want)
+			if _, err := ParseConnectToken(tt.b, &tok); !errors.Is(err, tt.want) {
+				t.Fatalf("ParseConnectToken = %v, want %v", err, tt.want)
 			}
 		})
 	}
 	// 32 addresses of the largest kind still fit.
 	var tok ConnectToken
-	if err := tok.UnmarshalBinary(valid); err != nil {
+	if _, err := ParseConnectToken(valid, &tok); err != nil {
 		t.Fatal(err)
 	}
 	tok.ServerAddresses = nil
 	for i := range MaxServersPerConnect {
 		tok.ServerAddresses = append(tok.ServerAddresses, netip.AddrPortFrom(netip.MustParseAddr("2001:db8::1"), uint16(i)))
 	}
-	b, err := tok.MarshalBinary()
-	if err != nil || len(b) != ConnectTokenBytes {
-		t.Fatalf("32 IPv6 addresses: %d bytes, %v", len(b), err)
-	}
+	b := mustAppend(t, &tok)
 	var back ConnectToken
-	if err := back.UnmarshalBinary(b); err != nil {
+	if _, err := ParseConnectToken(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(tok, back, cmp.Comparer(addrPortEqual)); diff != "" {
@@ -73,20 +70,20 @@ func TestPrivateTokenRejects(t *testing.T) {
 	v := loadVectors(t)
 	valid := []byte(v.ConnectTokenPrivate.Plaintext)
 	var tok ConnectTokenPrivate
-	if err := tok.UnmarshalBinary(valid[:1023]); !errors.Is(err, ErrPacketSize) {
+	if _, err := ParseConnectTokenPrivate(valid[:1023], &tok); !errors.Is(err, ErrPacketSize) {
 		t.Errorf("short: %v", err)
 	}
 	b := bytes.Clone(valid)
 	binary.LittleEndian.PutUint32(b[12:], 0)
-	if err := tok.UnmarshalBinary(b); !errors.Is(err, ErrServerAddressCount) {
+	if _, err := ParseConnectTokenPrivate(b, &tok); !errors.Is(err, ErrServerAddressCount) {
 		t.Errorf("zero addresses: %v", err)
 	}
 	b = bytes.Clone(valid)
 	b[16] = 3
-	if err := tok.UnmarshalBinary(b); !errors.Is(err, ErrAddress) {
+	if _, err := ParseConnectTokenPrivate(b, &tok); !errors.Is(err, ErrAddress) {
 		t.Errorf("address type 3: %v", err)
 	}
-	if _, err := (&ConnectTokenPrivate{}).AppendBinary(nil); !errors.Is(err, ErrServerAddressCount) {
+	if _, err := (&ConnectTokenPrivate{}).Append(nil); !errors.Is(err, ErrServerAddressCount) {
 		t.Errorf("encode with no address: %v", err)
 	}
 	sealed := [ConnectTokenPrivateBytes]byte(v.ConnectTokenPrivate.Encrypted)
@@ -118,7 +115,7 @@ func TestGenerateConnectToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tok ConnectToken
-	if err := tok.UnmarshalBinary(b); err != nil {
+	if _, err := ParseConnectToken(b, &tok); err != nil {
 		t.Fatal(err)
 	}
 	if tok.CreateTimestamp != uint64(now.Unix()) || tok.ExpireTimestamp != uint64(now.Unix())+2 || tok.TimeoutSeconds != -1 {
@@ -151,7 +148,7 @@ func TestGenerateConnectToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tok.UnmarshalBinary(b); err != nil {
+	if _, err := ParseConnectToken(b, &tok); err != nil {
 		t.Fatal(err)
 	}
 	if tok.ExpireTimestamp-tok.CreateTimestamp != 30 || tok.TimeoutSeconds != 5 {
@@ -193,15 +190,12 @@ func TestVectorPrivateToken(t *testing.T) {
 	v := loadVectors(t)
 	tok := v.privateToken(t)
 
-	plain, err := tok.AppendBinary(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := mustAppend(t, &tok)
 	if !bytes.Equal(plain, v.ConnectTokenPrivate.Plaintext) {
 		t.Fatalf("plaintext differs:\n got %x\nwant %x", plain, []byte(v.ConnectTokenPrivate.Plaintext))
 	}
 	var decoded ConnectTokenPrivate
-	if err := decoded.UnmarshalBinary(v.ConnectTokenPrivate.Plaintext); err != nil {
+	if _, err := ParseConnectTokenPrivate(v.ConnectTokenPrivate.Plaintext, &decoded); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(tok, decoded, cmp.Comparer(addrPortEqual)); diff != "" {
@@ -244,7 +238,7 @@ func TestVectorConnectToken(t *testing.T) {
 	}
 
 	var tok ConnectToken
-	if err := tok.UnmarshalBinary(v.ConnectToken.Bytes); err != nil {
+	if _, err := ParseConnectToken(v.ConnectToken.Bytes, &tok); err != nil {
 		t.Fatal(err)
 	}
 	want := ConnectToken{
@@ -261,11 +255,7 @@ func TestVectorConnectToken(t *testing.T) {
 	if diff := cmp.Diff(want, tok, cmp.Comparer(addrPortEqual)); diff != "" {
 		t.Fatalf("decoded token (-want +got):\n%s", diff)
 	}
-	again, err := tok.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(again, v.ConnectToken.Bytes) {
+	if again := mustAppend(t, &tok); !bytes.Equal(again, v.ConnectToken.Bytes) {
 		t.Fatal("re-encoded token differs from the vector")
 	}
 }

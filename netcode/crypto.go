@@ -82,7 +82,7 @@ func (c *TokenCipher) setAD(protocolID, expire uint64) {
 // associated data binds the token to protocolID and expire.
 func (c *TokenCipher) Seal(t *ConnectTokenPrivate, protocolID, expire uint64, nonce *[ConnectTokenNonceBytes]byte) ([ConnectTokenPrivateBytes]byte, error) {
 	var out [ConnectTokenPrivateBytes]byte
-	if _, err := t.AppendBinary(out[:0]); err != nil {
+	if _, err := t.Append(out[:0]); err != nil {
 		return out, err
 	}
 	c.setAD(protocolID, expire)
@@ -100,7 +100,8 @@ func (c *TokenCipher) Open(sealed *[ConnectTokenPrivateBytes]byte, protocolID, e
 	}
 	// The plaintext is 1008 bytes; the decoder wants the full padded 1024.
 	clear(c.buf[len(plain):])
-	return t.UnmarshalBinary(c.buf[:])
+	_, err = ParseConnectTokenPrivate(c.buf[:], t)
+	return err
 }
 
 // ChallengeCipher seals and opens challenge tokens with ChaCha20-Poly1305
@@ -126,7 +127,7 @@ func NewChallengeCipher(key Key) *ChallengeCipher {
 // the tag in the last 16.
 func (c *ChallengeCipher) Seal(t *ChallengeToken, seq uint64) [ChallengeTokenBytes]byte {
 	var out [ChallengeTokenBytes]byte
-	t.AppendBinary(out[:0])
+	t.Append(out[:0]) // writes into out; every challenge token encodes
 	nonce96(&c.nonce, seq)
 	c.aead.Seal(out[:0], c.nonce[:], out[:ChallengeTokenBytes-MACBytes], nil)
 	return out
@@ -140,5 +141,6 @@ func (c *ChallengeCipher) Open(sealed *[ChallengeTokenBytes]byte, seq uint64, t 
 		return ErrDecrypt
 	}
 	clear(c.buf[len(plain):])
-	return t.UnmarshalBinary(c.buf[:])
+	_, err = ParseChallengeToken(c.buf[:], t)
+	return err
 }

@@ -13,19 +13,30 @@
 // # Wire layer
 //
 // The wire layer is pure: no I/O, no clock, no state beyond what is passed
-// in. ConnectToken, ConnectTokenPrivate and ChallengeToken encode with
-// AppendBinary and decode with UnmarshalBinary; TokenCipher and
-// ChallengeCipher seal and open the encrypted tokens. RequestPacket is the
-// one packet sent in the clear; Packet covers the six encrypted types, with
-// Packet.Append to seal and ReadPacket to open.
+// in. Every wire type X has the same three functions: (*X).Append(b, ...)
+// appends its encoding and returns an error for a value that cannot be
+// encoded; ParseX(b, ..., x) parses into x, overwriting every field, and
+// returns the bytes it used; (*X).Len() is the encoded size. What a type
+// needs besides its bytes comes after b: Packet.Append takes the
+// PacketCipher, ParsePacket the cipher, the accepted types and the replay
+// window, and ParseRequestPacket the protocol id and the current unix time.
 //
-// Readers treat all input as hostile. They never panic, reject on size,
+// RequestPacket is the one packet sent in the clear; Packet covers the six
+// encrypted types, which Append seals and ParsePacket opens. A packet is a
+// whole datagram, so the parsers take exactly one. ConnectToken is what a
+// backend hands a client. ConnectTokenPrivate and ChallengeToken are, as
+// in the reference, encoded as plaintext and then sealed: TokenCipher and
+// ChallengeCipher seal and open them. Addresses appear only inside tokens
+// and have no wire type of their own.
+//
+// Parsers treat all input as hostile. They never panic, reject on size,
 // type, version, protocol id and expiry before any cryptography, and return
 // sentinel errors (ErrPacketSize, ErrDecrypt, ...) without allocating.
-// ReadPacket follows the reference order: replay check, decryption, replay
-// window advance (only after a successful decrypt), then the per-type size
-// check. The payload path appends into caller buffers and decrypts in place
-// with ciphers built once per key, so it does not allocate.
+// ParsePacket follows the reference order: replay check, decryption,
+// replay window advance (only after a successful decrypt), then the
+// per-type size check. The payload path appends into caller buffers and
+// decrypts in place with ciphers built once per key, so it does not
+// allocate.
 //
 // # Server
 //

@@ -35,7 +35,7 @@ func ExampleGenerateConnectToken() {
 
 	raw, _ := netcode.DecodeTokenBase64(rest)
 	var tok netcode.ConnectToken
-	if err := tok.UnmarshalBinary(raw); err != nil {
+	if _, err := netcode.ParseConnectToken(raw, &tok); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -60,7 +60,7 @@ type exampleClient struct {
 
 func newExampleClient(raw []byte) *exampleClient {
 	c := &exampleClient{}
-	if err := c.tok.UnmarshalBinary(raw); err != nil {
+	if _, err := netcode.ParseConnectToken(raw, &c.tok); err != nil {
 		panic(err)
 	}
 	c.toServer = netcode.NewPacketCipher(c.tok.ClientToServerKey, c.tok.ProtocolID)
@@ -75,7 +75,11 @@ func (c *exampleClient) request() []byte {
 		TokenNonce:      c.tok.Nonce,
 		TokenData:       c.tok.PrivateData,
 	}
-	return r.Append(nil)
+	b, err := r.Append(nil)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func (c *exampleClient) seal(p netcode.Packet) []byte {
@@ -98,7 +102,7 @@ func (c *exampleClient) response(challenge *netcode.Packet) []byte {
 
 func (c *exampleClient) read(b []byte) (netcode.Packet, bool) {
 	var p netcode.Packet
-	err := netcode.ReadPacket(b, c.fromServer, netcode.ClientReceives, &c.replay, &p)
+	_, err := netcode.ParsePacket(b, c.fromServer, netcode.ClientReceives, &c.replay, &p)
 	return p, err == nil
 }
 

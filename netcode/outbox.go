@@ -25,24 +25,26 @@ type outRef struct {
 func (o *outbox) full() bool { return len(o.refs) >= o.max }
 
 // packet seals p with c as one datagram for to and returns its size.
-// The cores build every packet themselves, so an encoding error is a bug
-// in the core, not something the network can cause.
 func (o *outbox) packet(p *Packet, c *PacketCipher, to netip.AddrPort) int {
 	off := len(o.buf)
 	buf, err := p.Append(o.buf, c)
-	if err != nil {
-		panic("netcode: core built an invalid packet: " + err.Error())
-	}
-	return o.commit(buf, off, to)
+	return o.commit(buf, err, off, to)
 }
 
 // request queues r as one datagram for to and returns its size.
 func (o *outbox) request(r *RequestPacket, to netip.AddrPort) int {
 	off := len(o.buf)
-	return o.commit(r.Append(o.buf), off, to)
+	buf, err := r.Append(o.buf)
+	return o.commit(buf, err, off, to)
 }
 
-func (o *outbox) commit(buf []byte, off int, to netip.AddrPort) int {
+// commit records buf[off:] as one datagram for to. The cores build every
+// packet themselves, so an encoding error is a bug in the core, not
+// something the network can cause.
+func (o *outbox) commit(buf []byte, err error, off int, to netip.AddrPort) int {
+	if err != nil {
+		panic("netcode: core built an invalid packet: " + err.Error())
+	}
 	o.buf = buf
 	n := len(buf) - off
 	o.refs = append(o.refs, outRef{off: off, n: n, to: to})

@@ -62,45 +62,51 @@ type RequestPacket struct {
 	TokenData [ConnectTokenPrivateBytes]byte
 }
 
-// Append appends the 1078-byte encoding of p to b.
-func (p *RequestPacket) Append(b []byte) []byte {
+// Len is the encoded size of p, ConnectionRequestBytes for every request.
+func (p *RequestPacket) Len() int { return ConnectionRequestBytes }
+
+// Append appends the 1078-byte encoding of p to b. Every request encodes;
+// the error is always nil.
+func (p *RequestPacket) Append(b []byte) ([]byte, error) {
 	b = slices.Grow(b, ConnectionRequestBytes)
 	b = append(b, byte(ConnectionRequest))
 	b = append(b, VersionInfo...)
 	b = binary.LittleEndian.AppendUint64(b, p.ProtocolID)
 	b = binary.LittleEndian.AppendUint64(b, p.ExpireTimestamp)
 	b = append(b, p.TokenNonce[:]...)
-	return append(b, p.TokenData[:]...)
+	return append(b, p.TokenData[:]...), nil
 }
 
-// ReadRequestPacket decodes a connection request into p, rejecting it with
-// the least work in the standard's order: size, prefix, version info,
-// protocol id, then expiry (the token's expire timestamp must be later than
-// nowUnix). It copies nothing into p unless every check passes and does no
-// cryptography; opening p.TokenData is the caller's next step.
-func ReadRequestPacket(b []byte, protocolID, nowUnix uint64, p *RequestPacket) error {
+// ParseRequestPacket decodes a connection request into p. A packet is a
+// whole datagram, so b must be exactly the request's 1078 bytes, all of
+// which it reports used. It rejects with the least work, in the standard's
+// order: size, prefix, version info, protocolID, then expiry (the token's
+// expire timestamp must be later than nowUnix). It writes nothing into p
+// unless every check passes, and does no cryptography: opening p.TokenData
+// is the caller's next step.
+func ParseRequestPacket(b []byte, protocolID, nowUnix uint64, p *RequestPacket) (int, error) {
 	if len(b) != ConnectionRequestBytes {
-		return ErrPacketSize
+		return 0, ErrPacketSize
 	}
 	if b[0] != byte(ConnectionRequest) {
-		return ErrPacketType
+		return 0, ErrPacketType
 	}
 	if string(b[1:1+VersionInfoBytes]) != VersionInfo {
-		return ErrVersion
+		return 0, ErrVersion
 	}
 	rest := b[1+VersionInfoBytes:]
 	if binary.LittleEndian.Uint64(rest) != protocolID {
-		return ErrProtocolID
+		return 0, ErrProtocolID
 	}
 	expire := binary.LittleEndian.Uint64(rest[8:])
 	if expire <= nowUnix {
-		return ErrTokenExpired
+		return 0, ErrTokenExpired
 	}
 	p.ProtocolID = protocolID
 	p.ExpireTimestamp = expire
 	copy(p.TokenNonce[:], rest[16:])
 	copy(p.TokenData[:], rest[16+ConnectTokenNonceBytes:])
-	return nil
+	return ConnectionRequestBytes, nil
 }
 
 // Packet is an encrypted packet (types 1 to 6) in decoded form. Only the
@@ -118,14 +124,19 @@ type Packet struct {
 	ClientIndex uint32
 	MaxClients  uint32
 
-	// Payload: 1 to MaxPayloadBytes bytes. After ReadPacket it aliases the
+	// Payload: 1 to MaxPayloadBytes bytes. After ParsePacket it aliases the
 	// datagram buffer.
 	Payload []byte
 }
 
 // dataLen is the size of the per-type data, or -1 if p cannot be encoded.
-func (p *Packet) dataLen() int {
-	switch p.Type {
+func (p *Packet) dataLen() int { return dataLen(p.Type, len(p.Payload)) }
+
+// dataLen is the size of the per-type data of a packet of type typ with
+// payloadLen bytes of payload, or -1 if no valid packet has them. The
+// writer and the reader share it so they agree on what is valid.
+func dataLen(typ PacketType, payloadLen int) int {
+	switch typ {
 	case ConnectionDenied, ConnectionDisconnect:
 		return 0
 	case ConnectionChallenge, ConnectionResponse:
@@ -133,10 +144,10 @@ func (p *Packet) dataLen() int {
 	case ConnectionKeepAlive:
 		return keepAliveDataBytes
 	case ConnectionPayload:
-		if len(p.Payload) < 1 || len(p.Payload) > MaxPayloadBytes {
+		if payloadLen < 1 || payloadLen > MaxPayloadBytes {
 			return -1
 		}
-		return len(p.Payload)
+		return payloadLen
 	default:
 		return -1
 	}
@@ -185,74 +196,71 @@ func (p *Packet) Append(b []byte, c *PacketCipher) ([]byte, error) {
 	return c.sealInPlace(b, start, prefix, p.Sequence), nil
 }
 
-// ReadPacket authenticates, decrypts and decodes an encrypted packet into
-// p. The datagram is decrypted in place, so b is modified and p.Payload
-// aliases it.
+// ParsePacket authenticates, decrypts and decodes an encrypted packet into
+// p, with c, which holds the packet key and protocol id; it accepts only
+// the types in accept, and checks and advances replay unless it is nil. A
+// packet is a whole datagram, so on success it reports all of b used. The
+// datagram is decrypted in place, so b is modified and p.Payload aliases
+// it. Fields that p's type does not carry are zeroed.
 //
 // The checks run cheapest first: size bounds, prefix type (in accept),
 // sequence length, then, for keep-alive, payload and disconnect packets
 // when replay is not nil, the replay window; then decryption; then the
 // window advances (only after a successful decrypt); and last the
 // decrypted per-type size. Without a cipher (c == nil) a packet that passes
-// the cheap checks fails with ErrNoCipher.
-func ReadPacket(b []byte, c *PacketCipher, accept PacketTypes, replay *ReplayProtection, p *Packet) error {
+// the cheap checks fails with ErrNoCipher. It writes nothing into p unless
+// every check passes.
+func ParsePacket(b []byte, c *PacketCipher, accept PacketTypes, replay *ReplayProtection, p *Packet) (int, error) {
 	if len(b) < minEncryptedPacketBytes || len(b) > maxEncryptedPacketBytes {
-		return ErrPacketSize
+		return 0, ErrPacketSize
 	}
 	prefix := b[0]
 	typ := PacketType(prefix & 0x0f)
 	if typ == ConnectionRequest || typ >= numPacketTypes || !accept.Has(typ) {
-		return ErrPacketType
+		return 0, ErrPacketType
 	}
 	seqLen := int(prefix >> 4)
 	if seqLen < 1 || seqLen > 8 {
-		return ErrSequenceBytes
+		return 0, ErrSequenceBytes
 	}
 	start := 1 + seqLen
 	if len(b) < start+MACBytes {
-		return ErrPacketSize
+		return 0, ErrPacketSize
 	}
 	seq := readSequence(b[1:], seqLen)
 	replayed := typ >= ConnectionKeepAlive && replay != nil
 	if replayed && replay.AlreadyReceived(seq) {
-		return ErrReplayed
+		return 0, ErrReplayed
 	}
 	if c == nil {
-		return ErrNoCipher
+		return 0, ErrNoCipher
 	}
 	data, err := c.openInPlace(b, start, prefix, seq)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if replayed {
 		replay.Advance(seq)
 	}
-	switch typ {
-	case ConnectionDenied, ConnectionDisconnect:
-		if len(data) != 0 {
-			return ErrPacketSize
-		}
-	case ConnectionChallenge, ConnectionResponse:
-		if len(data) != challengeDataBytes {
-			return ErrPacketSize
-		}
-		p.ChallengeSequence = binary.LittleEndian.Uint64(data)
-		copy(p.ChallengeToken[:], data[8:])
-	case ConnectionKeepAlive:
-		if len(data) != keepAliveDataBytes {
-			return ErrPacketSize
-		}
-		p.ClientIndex = binary.LittleEndian.Uint32(data)
-		p.MaxClients = binary.LittleEndian.Uint32(data[4:])
-	case ConnectionPayload:
-		if len(data) < 1 || len(data) > MaxPayloadBytes {
-			return ErrPacketSize
-		}
-		p.Payload = data
+	if dataLen(typ, len(data)) != len(data) {
+		return 0, ErrPacketSize
 	}
 	p.Type = typ
 	p.Sequence = seq
-	return nil
+	p.ChallengeSequence, p.ClientIndex, p.MaxClients, p.Payload = 0, 0, 0, nil
+	switch typ {
+	case ConnectionChallenge, ConnectionResponse:
+		p.ChallengeSequence = binary.LittleEndian.Uint64(data)
+		copy(p.ChallengeToken[:], data[8:])
+		return len(b), nil
+	case ConnectionKeepAlive:
+		p.ClientIndex = binary.LittleEndian.Uint32(data)
+		p.MaxClients = binary.LittleEndian.Uint32(data[4:])
+	case ConnectionPayload:
+		p.Payload = data
+	}
+	clear(p.ChallengeToken[:])
+	return len(b), nil
 }
 
 // sequenceBytes is the number of bytes the variable-length encoding of seq

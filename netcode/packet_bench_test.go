@@ -56,7 +56,7 @@ func BenchmarkPayloadRead(b *testing.B) {
 					r.Reset()
 				}
 				in := buf[:copy(buf, sealed[i])]
-				if err := ReadPacket(in, c, ServerReceives, &r, &p); err != nil {
+				if _, err := ParsePacket(in, c, ServerReceives, &r, &p); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -129,7 +129,7 @@ func BenchmarkConnectionRequestWire(b *testing.B) {
 			var priv ConnectTokenPrivate
 			b.ReportAllocs()
 			for b.Loop() {
-				err := ReadRequestPacket(tc.pkt, protocolID, tc.now, &req)
+				_, err := ParseRequestPacket(tc.pkt, protocolID, tc.now, &req)
 				if err == nil {
 					err = c.Open(&req.TokenData, req.ProtocolID, req.ExpireTimestamp, &req.TokenNonce, &priv)
 				}

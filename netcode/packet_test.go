@@ -14,11 +14,15 @@ var testPacketKey = Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1
 
 const testProtocolID = 0x1122334455667788
 
-func mustAppend(t *testing.T, p *Packet, c *PacketCipher) []byte {
-	t.Helper()
+// mustSeal seals p with c into a new slice.
+func mustSeal(tb testing.TB, p *Packet, c *PacketCipher) []byte {
+	tb.Helper()
 	b, err := p.Append(nil, c)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	if len(b) != p.Len() {
+		tb.Fatalf("Len() = %d, appended %d bytes", p.Len(), len(b))
 	}
 	return b
 }
@@ -35,10 +39,10 @@ func sealRaw(c *PacketCipher, typ PacketType, seq uint64, data []byte) []byte {
 	return c.sealInPlace(b, 1+n, prefix, seq)
 }
 
-func TestReadPacketRejects(t *testing.T) {
+func TestParsePacketRejects(t *testing.T) {
 	c := NewPacketCipher(testPacketKey, testProtocolID)
 	payload := &Packet{Type: ConnectionPayload, Sequence: 1000, Payload: []byte("hello")}
-	valid := mustAppend(t, payload, c)
+	valid := mustSeal(t, payload, c)
 	with := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(valid)) }
 
 	tests := []struct {
@@ -76,19 +80,22 @@ func TestReadPacketRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Packet
-			err := ReadPacket(bytes.Clone(tt.pkt), tt.c, tt.accept, new(ReplayProtection), &p)
+			_, err := ParsePacket(bytes.Clone(tt.pkt), tt.c, tt.accept, new(ReplayProtection), &p)
 			if !errors.Is(err, tt.want) {
-				t.Fatalf("ReadPacket = %v, want %v", err, tt.want)
+				t.Fatalf("ParsePacket = %v, want %v", err, tt.want)
 			}
 		})
 	}
 }
 
-func TestReadPacketReplayOrder(t *testing.T) {
+func TestParsePacketReplayOrder(t *testing.T) {
 	c := NewPacketCipher(testPacketKey, testProtocolID)
 	var r ReplayProtection
 	var p Packet
-	read := func(b []byte) error { return ReadPacket(bytes.Clone(b), c, ServerReceives, &r, &p) }
+	read := func(b []byte) error {
+		_, err := ParsePacket(bytes.Clone(b), c, ServerReceives, &r, &p)
+		return err
+	}
 
 	// A forged packet with a high sequence fails to decrypt and must not move
 	// the window, or it would lock out the real sender.
@@ -96,7 +103,7 @@ func TestReadPacketReplayOrder(t *testing.T) {
 	if err := read(forged); !errors.Is(err, ErrDecrypt) {
 		t.Fatalf("forged: %v", err)
 	}
-	ka := mustAppend(t, &Packet{Type: ConnectionKeepAlive, Sequence: 3, ClientIndex: 1, MaxClients: 2}, c)
+	ka := mustSeal(t, &Packet{Type: ConnectionKeepAlive, Sequence: 3, ClientIndex: 1, MaxClients: 2}, c)
 	if err := read(ka); err != nil {
 		t.Fatalf("first delivery after forgery: %v", err)
 	}
@@ -118,7 +125,7 @@ func TestReadPacketReplayOrder(t *testing.T) {
 	}
 
 	// Challenge, response and denied packets are not replay protected.
-	resp := mustAppend(t, &Packet{Type: ConnectionResponse, Sequence: 1}, c)
+	resp := mustSeal(t, &Packet{Type: ConnectionResponse, Sequence: 1}, c)
 	for i := range 2 {
 		if err := read(resp); err != nil {
 			t.Fatalf("response %d: %v", i, err)
@@ -182,9 +189,9 @@ func TestSequenceEncoding(t *testing.T) {
 	}
 }
 
-func TestReadRequestPacketRejects(t *testing.T) {
+func TestParseRequestPacketRejects(t *testing.T) {
 	req := RequestPacket{ProtocolID: testProtocolID, ExpireTimestamp: 1000}
-	valid := req.Append(nil)
+	valid := mustAppend(t, &req)
 	with := func(f func(b []byte)) []byte { b := bytes.Clone(valid); f(b); return b }
 	tests := []struct {
 		name string
@@ -205,9 +212,12 @@ func TestReadRequestPacketRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got RequestPacket
-			err := ReadRequestPacket(tt.pkt, testProtocolID, tt.now, &got)
+			n, err := ParseRequestPacket(tt.pkt, testProtocolID, tt.now, &got)
 			if !errors.Is(err, tt.want) {
-				t.Fatalf("ReadRequestPacket = %v, want %v", err, tt.want)
+				t.Fatalf("ParseRequestPacket = %v, want %v", err, tt.want)
+			}
+			if err == nil && n != ConnectionRequestBytes {
+				t.Fatalf("ParseRequestPacket used %d bytes", n)
 			}
 			if err == nil && got != req {
 				t.Fatal("decoded request differs")
@@ -231,7 +241,7 @@ func TestPayloadPathDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ReadPacket(b, c, ServerReceives, &r, &in); err != nil {
+		if _, err := ParsePacket(b, c, ServerReceives, &r, &in); err != nil {
 			t.Fatal(err)
 		}
 		if binary.LittleEndian.Uint16(in.Payload) != binary.LittleEndian.Uint16(payload) {
@@ -260,11 +270,11 @@ func TestVectorPackets(t *testing.T) {
 					TokenNonce:      [ConnectTokenNonceBytes]byte(v.Inputs.ConnectTokenNonce),
 					TokenData:       [ConnectTokenPrivateBytes]byte(v.ConnectTokenPrivate.Encrypted),
 				}
-				if got := want.Append(nil); !bytes.Equal(got, pv.Bytes) {
+				if got := mustAppend(t, &want); !bytes.Equal(got, pv.Bytes) {
 					t.Fatalf("encoding differs:\n got %x\nwant %x", got, []byte(pv.Bytes))
 				}
 				var got RequestPacket
-				if err := ReadRequestPacket(pv.Bytes, protocolID, v.Inputs.CreateTimestamp, &got); err != nil {
+				if _, err := ParseRequestPacket(pv.Bytes, protocolID, v.Inputs.CreateTimestamp, &got); err != nil {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
@@ -297,7 +307,7 @@ func TestVectorPackets(t *testing.T) {
 
 			in := bytes.Clone(pv.Bytes)
 			var got Packet
-			if err := ReadPacket(in, c, ServerReceives|ClientReceives, new(ReplayProtection), &got); err != nil {
+			if _, err := ParsePacket(in, c, ServerReceives|ClientReceives, new(ReplayProtection), &got); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

@@ -551,13 +551,13 @@ func TestScenarioDisableTimeout(t *testing.T) {
 func rawChallengeSequence(t *testing.T, w *world, from string, tok []byte) (uint64, bool) {
 	t.Helper()
 	var ct ConnectToken
-	if err := ct.UnmarshalBinary(tok); err != nil {
+	if _, err := ParseConnectToken(tok, &ct); err != nil {
 		t.Fatal(err)
 	}
 	conn := w.listen(from)
 	defer conn.Close()
 	req := RequestPacket{ProtocolID: ct.ProtocolID, ExpireTimestamp: ct.ExpireTimestamp, TokenNonce: ct.Nonce, TokenData: ct.PrivateData}
-	conn.WriteTo(req.Append(nil), ct.ServerAddresses[0])
+	conn.WriteTo(mustAppend(t, &req), ct.ServerAddresses[0])
 	conn.SetReadDeadline(time.Now().Add(time.Second))
 	buf := make([]byte, MaxPacketBytes)
 	n, _, err := conn.ReadFrom(buf)
@@ -565,7 +565,7 @@ func rawChallengeSequence(t *testing.T, w *world, from string, tok []byte) (uint
 		return 0, false
 	}
 	var p Packet
-	if err := ReadPacket(buf[:n], NewPacketCipher(ct.ServerToClientKey, testProtocolID), ClientReceives, nil, &p); err != nil || p.Type != ConnectionChallenge {
+	if _, err := ParsePacket(buf[:n], NewPacketCipher(ct.ServerToClientKey, testProtocolID), ClientReceives, nil, &p); err != nil || p.Type != ConnectionChallenge {
 		t.Fatalf("reply %v, %v", p.Type, err)
 	}
 	return p.Sequence, true

@@ -399,7 +399,7 @@ func (s *Server) Receive(pkt []byte, from netip.AddrPort, now time.Time) {
 		recv = m.recv
 	}
 	p := &s.pkt
-	if err := ReadPacket(pkt, recv, ServerReceives, nil, p); err != nil {
+	if _, err := ParsePacket(pkt, recv, ServerReceives, nil, p); err != nil {
 		s.drop(serverDropReason(err))
 		return
 	}
@@ -414,7 +414,7 @@ func (s *Server) Receive(pkt []byte, from netip.AddrPort, now time.Time) {
 func (s *Server) receiveFromClient(i int, pkt []byte, now time.Time) {
 	c := &s.slots[i]
 	p := &s.pkt
-	if err := ReadPacket(pkt, c.recv, ServerReceives, &c.replay, p); err != nil {
+	if _, err := ParsePacket(pkt, c.recv, ServerReceives, &c.replay, p); err != nil {
 		r := serverDropReason(err)
 		s.drop(r)
 		c.stats.Dropped[r]++
@@ -465,7 +465,7 @@ func (s *Server) ReceivePayload(index int) (payload []byte, sequence uint64, ok 
 func (s *Server) processRequest(pkt []byte, from netip.AddrPort, now time.Time) {
 	nowUnix := uint64(max(now.Unix(), 0))
 	req := &s.req
-	if err := ReadRequestPacket(pkt, s.cfg.ProtocolID, nowUnix, req); err != nil {
+	if _, err := ParseRequestPacket(pkt, s.cfg.ProtocolID, nowUnix, req); err != nil {
 		s.drop(serverDropReason(err))
 		return
 	}

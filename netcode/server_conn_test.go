@@ -47,7 +47,7 @@ func (c *simClient) await(want PacketType) Packet {
 			c.t.Fatalf("waiting for %v: %v", want, err)
 		}
 		var p Packet
-		if err := ReadPacket(c.buf[:k], c.testClient.recv, ClientReceives, &c.replay, &p); err != nil {
+		if _, err := ParsePacket(c.buf[:k], c.testClient.recv, ClientReceives, &c.replay, &p); err != nil {
 			c.t.Fatal(err)
 		}
 		if p.Type == want {

@@ -85,7 +85,7 @@ func (h *serverHarness) clientWith(addr string, p *TokenParams) *testClient {
 func (h *serverHarness) clientWithToken(addr string, b []byte) *testClient {
 	h.t.Helper()
 	c := &testClient{h: h, addr: netip.MustParseAddrPort(addr)}
-	if err := c.tok.UnmarshalBinary(b); err != nil {
+	if _, err := ParseConnectToken(b, &c.tok); err != nil {
 		h.t.Fatal(err)
 	}
 	c.send = NewPacketCipher(c.tok.ClientToServerKey, testProtocolID)
@@ -104,7 +104,7 @@ func (c *testClient) requestPacket() []byte {
 		TokenNonce:      c.tok.Nonce,
 		TokenData:       c.tok.PrivateData,
 	}
-	return r.Append(nil)
+	return mustAppend(c.h.t, &r)
 }
 
 func (c *testClient) seal(p Packet) []byte {
@@ -137,7 +137,7 @@ func (c *testClient) read(ds []Datagram) []Packet {
 			continue
 		}
 		var p Packet
-		if err := ReadPacket(d.Data, c.recv, ClientReceives, &c.replay, &p); err != nil {
+		if _, err := ParsePacket(d.Data, c.recv, ClientReceives, &c.replay, &p); err != nil {
 			c.h.t.Fatalf("client %v cannot read server packet: %v", c.addr, err)
 		}
 		p.Payload = bytes.Clone(p.Payload)
@@ -590,7 +590,7 @@ func TestServerTimeoutDisabled(t *testing.T) {
 func withTimeoutSeconds(t *testing.T, tok []byte, seconds int32) []byte {
 	t.Helper()
 	var ct ConnectToken
-	if err := ct.UnmarshalBinary(tok); err != nil {
+	if _, err := ParseConnectToken(tok, &ct); err != nil {
 		t.Fatal(err)
 	}
 	tc := NewTokenCipher(testServerKey)
@@ -605,11 +605,7 @@ func withTimeoutSeconds(t *testing.T, tok []byte, seconds int32) []byte {
 		t.Fatal(err)
 	}
 	ct.TimeoutSeconds = seconds
-	b, err := ct.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return mustAppend(t, &ct)
 }
 
 // A token timeout of 0 disables timeouts like a negative one, as in the

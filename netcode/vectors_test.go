@@ -165,3 +165,43 @@ func (v *vectors) tokenParams(tb testing.TB) *TokenParams {
 }
 
 func addrPortEqual(a, b netip.AddrPort) bool { return a == b }
+
+// TestParsersDoNotAllocate checks the wire layer's allocation promise on
+// every vector: a parse into a value whose address list already has room
+// allocates nothing, and neither does opening a packet in place.
+func TestParsersDoNotAllocate(t *testing.T) {
+	v := loadVectors(t)
+	protocolID := uint64(v.Inputs.ProtocolID)
+	c := NewPacketCipher(Key(v.PacketKey), protocolID)
+	var (
+		tok  ConnectToken
+		priv ConnectTokenPrivate
+		ch   ChallengeToken
+		req  RequestPacket
+		p    Packet
+		r    ReplayProtection
+		buf  = make([]byte, MaxPacketBytes)
+	)
+	parse := func() {
+		must := func(_ int, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(ParseConnectToken(v.ConnectToken.Bytes, &tok))
+		must(ParseConnectTokenPrivate(v.ConnectTokenPrivate.Plaintext, &priv))
+		must(ParseChallengeToken(v.ChallengeToken.Plaintext, &ch))
+		for _, pv := range v.Packets {
+			if packetTypeByName[pv.Type] == ConnectionRequest {
+				must(ParseRequestPacket(pv.Bytes, protocolID, v.Inputs.CreateTimestamp, &req))
+				continue
+			}
+			r.Reset()
+			must(ParsePacket(buf[:copy(buf, pv.Bytes)], c, ServerReceives|ClientReceives, &r, &p))
+		}
+	}
+	parse() // gives the address lists their storage
+	if allocs := testing.AllocsPerRun(50, parse); allocs != 0 {
+		t.Fatalf("parsing every vector allocates %.1f times", allocs)
+	}
+}

@@ -2,7 +2,6 @@ package netcode
 
 import (
 	"encoding/binary"
-	"net/netip"
 	"slices"
 )
 
@@ -92,25 +91,4 @@ func (r *reader) bytes(dst []byte) {
 	if v := r.take(len(dst)); v != nil {
 		copy(dst, v)
 	}
-}
-
-// addresses reads a u32 count in [1,32] and that many addresses, appending
-// them to dst.
-func (r *reader) addresses(dst []netip.AddrPort) ([]netip.AddrPort, error) {
-	n := r.u32()
-	if r.err != nil {
-		return dst, r.err
-	}
-	if n < 1 || n > MaxServersPerConnect {
-		return dst, ErrServerAddressCount
-	}
-	for range n {
-		a, used, err := parseAddress(r.b)
-		if err != nil {
-			return dst, err
-		}
-		r.b = r.b[used:]
-		dst = append(dst, a)
-	}
-	return dst, nil
 }

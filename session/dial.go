@@ -54,7 +54,7 @@ func Dial(ctx context.Context, token []byte, cfg ClientConfig) (*Conn, error) {
 	if tc == nil {
 		network := "udp"
 		var ct netcode.ConnectToken
-		if ct.UnmarshalBinary(token) == nil && allIPv4(ct.ServerAddresses) {
+		if _, err := netcode.ParseConnectToken(token, &ct); err == nil && allIPv4(ct.ServerAddresses) {
 			network = "udp4"
 		}
 		uc, err := transport.ListenUDP(network, ":0", transport.UDPConfig{Logger: cfg.Logger})

@@ -132,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var ct netcode.ConnectToken
 	network := "udp"
-	if ct.UnmarshalBinary(tok) == nil && allIPv4(ct.ServerAddresses) {
+	if _, err := netcode.ParseConnectToken(tok, &ct); err == nil && allIPv4(ct.ServerAddresses) {
 		network = "udp4"
 	}
 	conn, err := transport.ListenUDP(network, ":0", transport.UDPConfig{})
