@@ -46,13 +46,10 @@ func (t *ConnectTokenPrivate) Len() int { return ConnectTokenPrivateBytes }
 func (t *ConnectTokenPrivate) Append(b []byte) ([]byte, error) {
 	start := len(b)
 	b = binary.LittleEndian.AppendUint64(b, t.ClientID)
-	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
-	b, err := appendAddressList(b, t.ServerAddresses)
+	b, err := appendSession(b, t.TimeoutSeconds, t.ServerAddresses, &t.ClientToServerKey, &t.ServerToClientKey)
 	if err != nil {
 		return b[:start], err
 	}
-	b = append(b, t.ClientToServerKey[:]...)
-	b = append(b, t.ServerToClientKey[:]...)
 	b = append(b, t.UserData[:]...)
 	return appendZeros(b, start+ConnectTokenPrivateBytes-len(b)), nil
 }
@@ -66,14 +63,9 @@ func ParseConnectTokenPrivate(b []byte, t *ConnectTokenPrivate) (int, error) {
 	}
 	r := reader{b: b}
 	t.ClientID = r.u64()
-	t.TimeoutSeconds = int32(r.u32())
-	addrs, err := r.addresses(t.ServerAddresses[:0])
-	if err != nil {
+	if err := r.session(&t.TimeoutSeconds, &t.ServerAddresses, &t.ClientToServerKey, &t.ServerToClientKey); err != nil {
 		return 0, err
 	}
-	t.ServerAddresses = addrs
-	r.bytes(t.ClientToServerKey[:])
-	r.bytes(t.ServerToClientKey[:])
 	r.bytes(t.UserData[:])
 	if r.err != nil {
 		return 0, r.err
@@ -117,13 +109,10 @@ func (t *ConnectToken) Append(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, t.ExpireTimestamp)
 	b = append(b, t.Nonce[:]...)
 	b = append(b, t.PrivateData[:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(t.TimeoutSeconds))
-	b, err := appendAddressList(b, t.ServerAddresses)
+	b, err := appendSession(b, t.TimeoutSeconds, t.ServerAddresses, &t.ClientToServerKey, &t.ServerToClientKey)
 	if err != nil {
 		return b[:start], err
 	}
-	b = append(b, t.ClientToServerKey[:]...)
-	b = append(b, t.ServerToClientKey[:]...)
 	return appendZeros(b, start+ConnectTokenBytes-len(b)), nil
 }
 
@@ -145,14 +134,9 @@ func ParseConnectToken(b []byte, t *ConnectToken) (int, error) {
 	t.ExpireTimestamp = r.u64()
 	r.bytes(t.Nonce[:])
 	r.bytes(t.PrivateData[:])
-	t.TimeoutSeconds = int32(r.u32())
-	addrs, err := r.addresses(t.ServerAddresses[:0])
-	if err != nil {
+	if err := r.session(&t.TimeoutSeconds, &t.ServerAddresses, &t.ClientToServerKey, &t.ServerToClientKey); err != nil {
 		return 0, err
 	}
-	t.ServerAddresses = addrs
-	r.bytes(t.ClientToServerKey[:])
-	r.bytes(t.ServerToClientKey[:])
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -160,6 +144,33 @@ func ParseConnectToken(b []byte, t *ConnectToken) (int, error) {
 		return 0, ErrTokenTimestamps
 	}
 	return ConnectTokenBytes, nil
+}
+
+// Both parts of a connect token carry what the client and the servers
+// need to hold a session, in the same layout: the timeout, the server
+// addresses and the two packet keys. appendSession writes that run and
+// reader.session reads it, reusing the address list's storage.
+
+func appendSession(b []byte, timeout int32, addrs []netip.AddrPort, c2s, s2c *Key) ([]byte, error) {
+	b = binary.LittleEndian.AppendUint32(b, uint32(timeout))
+	b, err := appendAddressList(b, addrs)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, c2s[:]...)
+	return append(b, s2c[:]...), nil
+}
+
+func (r *reader) session(timeout *int32, addrs *[]netip.AddrPort, c2s, s2c *Key) error {
+	*timeout = int32(r.u32())
+	list, err := r.addresses((*addrs)[:0])
+	if err != nil {
+		return err
+	}
+	*addrs = list
+	r.bytes(c2s[:])
+	r.bytes(s2c[:])
+	return nil
 }
 
 // TokenParams are the inputs of GenerateConnectToken.
