@@ -131,26 +131,15 @@ func BenchmarkServerLoad(b *testing.B) {
 	for _, n := range []int{256, 1024, 4096} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			now := testEpoch
-			s, err := NewServer(ServerConfig{ProtocolID: testProtocolID, PrivateKey: testServerKey, PublicAddress: testServerAddr, MaxClients: n})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.Start(now)
+			s := newLoadServer(b, n, now)
 			clients := make([]*Client, n)
 			addrs := make([]netip.AddrPort, n)
 			byAddr := make(map[netip.AddrPort]*Client, n)
 			for k := range clients {
 				clients[k], _ = NewClient(ClientConfig{})
-				addrs[k] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(k >> 16), byte(k >> 8), byte(k)}), 7000)
+				addrs[k] = loadClientAddr(k)
 				byAddr[addrs[k]] = clients[k]
-				tok, err := GenerateConnectToken(&TokenParams{ClientID: uint64(k), PublicAddresses: []netip.AddrPort{testServerAddr},
-					ProtocolID: testProtocolID, PrivateKey: testServerKey, Now: now})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := clients[k].Connect(tok, now); err != nil {
-					b.Fatal(err)
-				}
+				connectLoadClient(b, clients[k], k, now)
 			}
 			payload := make([]byte, 100)
 			var serverTime time.Duration
@@ -173,18 +162,7 @@ func BenchmarkServerLoad(b *testing.B) {
 				for _, d := range in {
 					s.Receive(d.Data, d.Addr, now)
 				}
-				for k := range n {
-					for {
-						if _, _, ok := s.ReceivePayload(k); !ok {
-							break
-						}
-					}
-					if s.ClientConnected(k) {
-						s.SendPayload(k, payload)
-					}
-				}
-				s.Update(now)
-				out := s.Outgoing()
+				out := loadServerTick(s, payload, now)
 				serverTime += time.Since(start)
 				for _, d := range out {
 					c := byAddr[d.Addr]
@@ -204,14 +182,7 @@ func BenchmarkServerLoad(b *testing.B) {
 					b.Fatalf("client %d: %v", k, c.State())
 				}
 			}
-			serverTime = 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				tick()
-			}
-			b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N), "server-ns/tick")
-			b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N)/float64(n), "server-ns/client")
+			measureLoad(b, n, tick, &serverTime)
 		})
 	}
 }
@@ -251,17 +222,13 @@ func BenchmarkServerLoadSimnet(b *testing.B) {
 				b.Fatal(err)
 			}
 			srvConn.SetReadDeadline(past)
-			s, err := NewServer(ServerConfig{ProtocolID: testProtocolID, PrivateKey: testServerKey, PublicAddress: testServerAddr, MaxClients: n})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.Start(now)
+			s := newLoadServer(b, n, now)
 			clients := make([]*Client, n)
 			conns := make([]*simnet.Conn, n)
 			index := make(map[netip.AddrPort]int, n)
 			for k := range clients {
 				clients[k], _ = NewClient(ClientConfig{})
-				addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(k >> 16), byte(k >> 8), byte(k)}), 7000)
+				addr := loadClientAddr(k)
 				if conns[k], err = network.Listen(addr); err != nil {
 					b.Fatal(err)
 				}
@@ -300,18 +267,7 @@ func BenchmarkServerLoadSimnet(b *testing.B) {
 					m, from := read(srvConn)
 					s.Receive(buf[:m], from, now)
 				}
-				for k := range n {
-					for {
-						if _, _, ok := s.ReceivePayload(k); !ok {
-							break
-						}
-					}
-					if s.ClientConnected(k) {
-						s.SendPayload(k, payload)
-					}
-				}
-				s.Update(now)
-				out := s.Outgoing()
+				out := loadServerTick(s, payload, now)
 				for _, d := range out {
 					if err := srvConn.WriteTo(d.Data, d.Addr); err != nil {
 						b.Fatal(err)
@@ -337,14 +293,7 @@ func BenchmarkServerLoadSimnet(b *testing.B) {
 			for first := 0; first < n; first += batch {
 				last := min(first+batch, n)
 				for k := first; k < last; k++ {
-					tok, err := GenerateConnectToken(&TokenParams{ClientID: uint64(k), PublicAddresses: []netip.AddrPort{testServerAddr},
-						ProtocolID: testProtocolID, PrivateKey: testServerKey, Now: now})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := clients[k].Connect(tok, now); err != nil {
-						b.Fatal(err)
-					}
+					connectLoadClient(b, clients[k], k, now)
 				}
 				for range 30 {
 					tick()
@@ -359,14 +308,7 @@ func BenchmarkServerLoadSimnet(b *testing.B) {
 				b.Fatalf("%d clients connected, want %d", s.ConnectedClients(), n)
 			}
 			before := network.Stats()
-			serverTime = 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				tick()
-			}
-			b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N), "server-ns/tick")
-			b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N)/float64(n), "server-ns/client")
+			measureLoad(b, n, tick, &serverTime)
 
 			// Every datagram sent was delivered and read, and every client
 			// stayed connected.
@@ -383,5 +325,65 @@ func BenchmarkServerLoadSimnet(b *testing.B) {
 				b.Fatalf("%d clients connected after the run, want %d", s.ConnectedClients(), n)
 			}
 		})
+	}
+}
+
+// newLoadServer starts a server with n slots for the load benchmarks.
+func newLoadServer(b *testing.B, n int, now time.Time) *Server {
+	s, err := NewServer(ServerConfig{ProtocolID: testProtocolID, PrivateKey: testServerKey, PublicAddress: testServerAddr, MaxClients: n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Start(now)
+	return s
+}
+
+// loadClientAddr is the address of the load benchmarks' client k.
+func loadClientAddr(k int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(k >> 16), byte(k >> 8), byte(k)}), 7000)
+}
+
+// loadServerTick is the server's work in a load benchmark's tick once the
+// datagrams are in: it drains every slot's payloads, sends payload to every
+// connected client, runs Update and hands over its datagrams.
+func loadServerTick(s *Server, payload []byte, now time.Time) []Datagram {
+	for k := range s.MaxClients() {
+		for {
+			if _, _, ok := s.ReceivePayload(k); !ok {
+				break
+			}
+		}
+		if s.ClientConnected(k) {
+			s.SendPayload(k, payload)
+		}
+	}
+	s.Update(now)
+	return s.Outgoing()
+}
+
+// measureLoad runs the load benchmark's tick, which adds the server's
+// share of it to *serverTime, and reports that share per tick and per
+// client.
+func measureLoad(b *testing.B, n int, tick func(), serverTime *time.Duration) {
+	*serverTime = 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tick()
+	}
+	b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N), "server-ns/tick")
+	b.ReportMetric(float64(serverTime.Nanoseconds())/float64(b.N)/float64(n), "server-ns/client")
+}
+
+// connectLoadClient starts client k of a load benchmark connecting to the
+// load server with a token of its own.
+func connectLoadClient(b *testing.B, c *Client, k int, now time.Time) {
+	tok, err := GenerateConnectToken(&TokenParams{ClientID: uint64(k), PublicAddresses: []netip.AddrPort{testServerAddr},
+		ProtocolID: testProtocolID, PrivateKey: testServerKey, Now: now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Connect(tok, now); err != nil {
+		b.Fatal(err)
 	}
 }
