@@ -9,9 +9,10 @@ import (
 )
 
 // Every parser has a fuzz target. Each checks the contract every wire type
-// shares: the parser never panics, uses no more than it was given,
-// overwrites every field of what it parses into, and what it accepts
-// appends to Len() bytes that parse back, whole, to the same value.
+// shares: the parser never panics, uses no more than it was given and
+// nothing when it fails, overwrites every field of what it parses into,
+// and what it accepts appends to Len() bytes that parse back, whole, to
+// the same value.
 
 // checkParse parses b into a zero T and into dirty, a T with every field
 // set, and checks that both agree. If b parses, the value must round-trip.
@@ -33,6 +34,9 @@ func checkOverwrite[T any](t *testing.T, b []byte, dirty T, parse func([]byte, *
 		t.Fatalf("parse into a zero value: %d, %v; into a used one: %d, %v", n, err, n2, err2)
 	}
 	if err != nil {
+		if n != 0 {
+			t.Fatalf("parser failed with %v but used %d bytes", err, n)
+		}
 		return x, false
 	}
 	if n <= 0 || n > len(b) {
