@@ -159,10 +159,7 @@ func (t serverTask) Run(now time.Time) time.Time {
 	l.srv.Update(now)
 	l.lastTick = now
 	l.afterServerLocked(now)
-	next := l.srv.NextTimeout()
-	if !next.IsZero() {
-		next = later(next, now.Add(minUpdateGap))
-	}
+	next := l.nextUpdateLocked()
 	l.unlockAndSettle()
 	return next
 }
@@ -200,9 +197,19 @@ func (l *Listener) receive(b []byte, from netip.AddrPort) {
 		l.deliverLocked(i, now)
 	}
 	l.afterServerLocked(now)
-	next := l.srv.NextTimeout()
+	next := l.nextUpdateLocked()
 	l.unlockAndSettle()
 	l.srvH.WakeBy(next)
+}
+
+// nextUpdateLocked is when the netcode server's Update must run next:
+// its NextTimeout, but no sooner than minUpdateGap after the last run.
+func (l *Listener) nextUpdateLocked() time.Time {
+	next := l.srv.NextTimeout()
+	if next.IsZero() {
+		return next
+	}
+	return later(next, l.lastTick.Add(minUpdateGap))
 }
 
 // deliverLocked hands client i's received payloads, each a RakNet
