@@ -41,38 +41,32 @@ const (
 	ReliableOrderedWithAckReceipt
 )
 
+// The layout of each kind, as bit sets over the kinds 0..7: a frame
+// parser asks for each field of every frame, and a set costs a shift where
+// a switch costs a compare per kind.
+const (
+	reliableKinds  = 1<<Reliable | 1<<ReliableOrdered | 1<<ReliableSequenced | 1<<ReliableWithAckReceipt | 1<<ReliableOrderedWithAckReceipt
+	sequencedKinds = 1<<UnreliableSequenced | 1<<ReliableSequenced
+	channelKinds   = sequencedKinds | 1<<ReliableOrdered | 1<<ReliableOrderedWithAckReceipt
+)
+
 // IsReliable reports whether frames of kind r carry a reliable message
 // index: kinds 2, 3, 4, 6 and 7.
-func (r Reliability) IsReliable() bool {
-	switch r {
-	case Reliable, ReliableOrdered, ReliableSequenced, ReliableWithAckReceipt, ReliableOrderedWithAckReceipt:
-		return true
-	}
-	return false
-}
+func (r Reliability) IsReliable() bool { return r < 8 && reliableKinds>>r&1 != 0 }
 
 // IsSequenced reports whether frames of kind r carry a sequencing index:
 // kinds 1 and 4.
-func (r Reliability) IsSequenced() bool {
-	return r == UnreliableSequenced || r == ReliableSequenced
-}
+func (r Reliability) IsSequenced() bool { return r < 8 && sequencedKinds>>r&1 != 0 }
 
 // HasOrderingChannel reports whether frames of kind r carry an ordering
 // index and channel: the sequenced kinds and the ordered ones, 3 and 7.
-func (r Reliability) HasOrderingChannel() bool {
-	return r.IsSequenced() || r == ReliableOrdered || r == ReliableOrderedWithAckReceipt
-}
+func (r Reliability) HasOrderingChannel() bool { return r < 8 && channelKinds>>r&1 != 0 }
 
 // WireKind is the kind the original library puts on the wire: receipts are
 // tracked by the sender only, so kinds 5, 6 and 7 travel as 0, 2 and 3.
 func (r Reliability) WireKind() Reliability {
-	switch r {
-	case UnreliableWithAckReceipt:
-		return Unreliable
-	case ReliableWithAckReceipt:
-		return Reliable
-	case ReliableOrderedWithAckReceipt:
-		return ReliableOrdered
+	if r >= UnreliableWithAckReceipt && r <= ReliableOrderedWithAckReceipt {
+		return [...]Reliability{Unreliable, Reliable, ReliableOrdered}[r-UnreliableWithAckReceipt]
 	}
 	return r
 }
@@ -130,9 +124,10 @@ func (f *Frame) Len() int { return FrameHeaderLen(f.Reliability, f.Split) + len(
 
 // Append appends f to b. It writes f.Reliability.WireKind(), as the
 // original library does: receipts are the sender's business, so kinds 5, 6
-// and 7 travel as 0, 2 and 3. Fields the kind does not carry are ignored.
-// The payload must be 1..MaxFramePayload bytes (ErrZeroLength,
-// ErrFrameTooLong) and the indexes the kind carries below 2^24 (ErrU24).
+// and 7 travel as 0, 2 and 3. Fields the kind does not carry are not
+// written. The payload must be 1..MaxFramePayload bytes (ErrZeroLength,
+// ErrFrameTooLong) and every index below 2^24 (ErrU24), carried or not:
+// one test for all three is cheaper, and a wider value anywhere is a bug.
 // The channel and the split fields are written as given, so that a test
 // can build the frames a hostile peer would send.
 func (f *Frame) Append(b []byte) ([]byte, error) {
@@ -142,11 +137,11 @@ func (f *Frame) Append(b []byte) ([]byte, error) {
 	case len(f.Payload) > MaxFramePayload:
 		return b, ErrFrameTooLong
 	}
-	r := f.Reliability.WireKind() & 7
-	rel, seq, ord := r.IsReliable(), r.IsSequenced(), r.HasOrderingChannel()
-	if rel && f.ReliableIndex > maxU24 || seq && f.SequencingIndex > maxU24 || ord && f.OrderingIndex > maxU24 {
+	if f.ReliableIndex|f.SequencingIndex|f.OrderingIndex > maxU24 {
 		return b, ErrU24
 	}
+	r := f.Reliability.WireKind() & 7
+	rel, seq, ord := r.IsReliable(), r.IsSequenced(), r.HasOrderingChannel()
 	flags := byte(r) << 5
 	if f.Split {
 		flags |= 0x10

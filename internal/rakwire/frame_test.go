@@ -175,14 +175,15 @@ func TestFrameAppendErrors(t *testing.T) {
 		{"reliable index", Frame{Reliability: Reliable, ReliableIndex: 1 << 24, Payload: []byte{1}}, ErrU24},
 		{"sequencing index", Frame{Reliability: UnreliableSequenced, SequencingIndex: 1 << 24, Payload: []byte{1}}, ErrU24},
 		{"ordering index", Frame{Reliability: ReliableOrderedWithAckReceipt, OrderingIndex: 1 << 31, Payload: []byte{1}}, ErrU24},
+		{"index not carried", Frame{Reliability: Unreliable, SequencingIndex: 1 << 24, Payload: []byte{1}}, ErrU24},
 	} {
 		if b, err := tt.f.Append([]byte{0xee}); !errors.Is(err, tt.want) || !bytes.Equal(b, []byte{0xee}) {
 			t.Errorf("%s: Append = %x, %v; want the input and %v", tt.name, b, err, tt.want)
 		}
 	}
-	// Fields the kind does not carry are not written, so not checked;
-	// a hostile channel is written as given.
-	f := Frame{Reliability: Unreliable, ReliableIndex: 1 << 24, OrderingChannel: 40, Payload: []byte{1}}
+	// Fields the kind does not carry are not written; a hostile channel
+	// is written as given.
+	f := Frame{Reliability: Unreliable, ReliableIndex: 7, OrderingChannel: 40, Payload: []byte{1}}
 	if b, err := f.Append(nil); err != nil || !bytes.Equal(b, fromHex(t, "000008 01")) {
 		t.Errorf("unreliable frame with stray fields: %x, %v", b, err)
 	}
