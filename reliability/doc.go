@@ -38,7 +38,8 @@
 // of them: they moved to internal/rakwire, where every message type has
 // one shape, Append(b) ([]byte, error), ParseX(b, *X) (int, error) and
 // Len(), and a value that cannot be encoded is an error rather than a
-// panic. ParseDataDatagram, CoalesceRanges, MaxFrameHeaderLen and the
+// panic. ParseDataDatagram (ParseDataHeader, then NewFrameReader),
+// FrameReader.Remaining, CoalesceRanges, MaxFrameHeaderLen and the
 // range-list functions did not survive the move.
 //
 // # Delivery
