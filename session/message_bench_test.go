@@ -2,9 +2,13 @@ package session
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,6 +151,7 @@ func benchMessages(b *testing.B, size int, open func(b *testing.B) benchPair) {
 	if p.resends != nil {
 		res0 = p.resends()
 	}
+	benchAllocSnapshot(b, "start")
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	b.SetBytes(int64(size))
@@ -165,6 +170,7 @@ func benchMessages(b *testing.B, size int, open func(b *testing.B) benchPair) {
 	cpu1, _ := benchProcessCPU()
 	b.StopTimer()
 	runtime.ReadMemStats(&m1)
+	benchAllocSnapshot(b, "end")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	if cpuOK {
 		// Both ends run in this process: the CPU time of one message sent,
@@ -175,6 +181,32 @@ func benchMessages(b *testing.B, size int, open func(b *testing.B) benchPair) {
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)*1e6/float64(b.N), "allocs/Mmsg")
 	if p.resends != nil {
 		b.ReportMetric(float64(p.resends()-res0)*1e6/float64(b.N), "resends/Mmsg")
+	}
+}
+
+// benchAllocProfile names the allocation profiles written at the start
+// and the end of each timed run, to find where steady-state allocations
+// come from; run with -memprofilerate 1 so that every allocation is
+// recorded, then compare the two:
+//
+//	go test -run '^$' -bench 'MessageLoopback/session/64B' -benchtime 1000000x \
+//		-memprofilerate 1 -session.allocprofile /tmp/a ./session/
+//	go tool pprof -sample_index=alloc_objects -top -diff_base /tmp/a-session-64B-start.pprof /tmp/a-session-64B-end.pprof
+var benchAllocProfile = flag.String("session.allocprofile", "", "`prefix` of the allocation profiles BenchmarkMessageLoopback writes around its timed part")
+
+func benchAllocSnapshot(b *testing.B, when string) {
+	if *benchAllocProfile == "" {
+		return
+	}
+	runtime.GC() // the profile is as of the last collection
+	name := fmt.Sprintf("%s-%s-%s.pprof", *benchAllocProfile, strings.ReplaceAll(strings.TrimPrefix(b.Name(), "BenchmarkMessageLoopback/"), "/", "-"), when)
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 
