@@ -159,9 +159,7 @@ func (o *online) Intercept(m reliability.Message, now time.Time) bool {
 	case len(p) == connectedPongLen && p[0] == IDConnectedPong:
 		var pong ConnectedPong
 		ParseConnectedPong(p, &pong) // the length and identifier are checked
-		if rtt := now.Sub(time.UnixMilli(pong.PingTime)); rtt >= 0 && rtt < time.Minute {
-			o.core.SetPingRTT(rtt)
-		}
+		o.sampleRTT(pong.PingTime, now)
 		return true
 	case len(p) == 1 && p[0] == IDDetectLostConnections:
 		// The peer's keep-alive has done its job by being acknowledged;
@@ -207,9 +205,7 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 		if _, err := ParseNewIncomingConnection(p, &nic); err != nil {
 			return true
 		}
-		if rtt := now.Sub(time.UnixMilli(nic.PingTime)); rtt >= 0 && rtt < time.Minute {
-			o.core.SetPingRTT(rtt)
-		}
+		o.sampleRTT(nic.PingTime, now)
 		o.up(now)
 		return true
 	case o.cfg.client && p[0] == IDConnectionRequestAccepted:
@@ -217,9 +213,7 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 		if _, err := ParseConnectionRequestAccepted(p, &acc); err != nil {
 			return true
 		}
-		if rtt := now.Sub(time.UnixMilli(acc.RequestTime)); rtt >= 0 && rtt < time.Minute {
-			o.core.SetPingRTT(rtt)
-		}
+		o.sampleRTT(acc.RequestTime, now)
 		nic := NewIncomingConnection{
 			ServerAddress:     o.cfg.remote,
 			InternalAddresses: o.internalAddresses(),
@@ -233,6 +227,15 @@ func (o *online) handleHandshake(p []byte, now time.Time) bool {
 		return true
 	}
 	return false
+}
+
+// sampleRTT records the round trip since sent, a millisecond timestamp we
+// sent that the peer echoed, unless the peer's echo cannot be ours: a
+// peer's clock or a forged value must not become the RTT.
+func (o *online) sampleRTT(sent int64, now time.Time) {
+	if rtt := now.Sub(time.UnixMilli(sent)); rtt >= 0 && rtt < time.Minute {
+		o.core.SetPingRTT(rtt)
+	}
 }
 
 func (o *online) up(now time.Time) {
