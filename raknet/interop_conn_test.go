@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -57,23 +58,34 @@ func TestInteropDialGoRaknetListener(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("go-raknet did not accept")
 	}
+	// The writer reports through written, and the test waits for it on
+	// every path, so that a failed read is reported as itself rather than
+	// by a writer calling t.Error after the test has ended.
+	written := make(chan error, 1)
 	go func() {
 		for i := range interopMessages {
 			if _, err := c.Write(echoMessage(i)); err != nil {
-				t.Error(err)
+				written <- fmt.Errorf("write %d: %w", i, err)
 				return
 			}
 		}
+		written <- nil
 	}()
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for i := range interopMessages {
 		m, err := c.ReadMessage()
 		if err != nil {
-			t.Fatalf("echo %d: %v", i, err)
+			c.Close()
+			t.Fatalf("echo %d: %v (writer: %v)", i, err, <-written)
 		}
 		if !bytes.Equal(m.Data, echoMessage(i)) {
+			c.Close()
+			<-written
 			t.Fatalf("echo %d: %d bytes, want %d", i, len(m.Data), len(echoMessage(i)))
 		}
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
 	}
 	if c.RTT() <= 0 {
 		t.Errorf("RTT %v", c.RTT())
