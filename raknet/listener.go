@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/netrak/netrak/internal/driver"
+	"github.com/netrak/netrak/internal/endpoint"
 	"github.com/netrak/netrak/reliability"
 	"github.com/netrak/netrak/transport"
 )
@@ -140,9 +141,7 @@ type Listener struct {
 	closed  bool
 
 	loop       *driver.Loop // runs every connection's timers
-	failed     error        // the reader gave up on the socket; guarded by mu
-	accept     chan *Conn
-	closedCh   chan struct{}
+	backlog    *endpoint.Backlog[*Conn]
 	readerDone chan struct{}
 	closeOnce  sync.Once
 }
@@ -218,10 +217,9 @@ func newListener(cfg ListenConfig) (*Listener, error) {
 		guid:       cfg.GUID,
 		conns:      make(map[netip.AddrPort]*Conn),
 		guids:      make(map[uint64]*Conn),
-		accept:     make(chan *Conn, cfg.AcceptBacklog),
-		closedCh:   make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
+	l.backlog = endpoint.NewBacklog[*Conn](cfg.AcceptBacklog, "raknet", l.Addr())
 	if l.adm, err = newAdmission(&cfg, l); err != nil {
 		return nil, err
 	}
@@ -237,7 +235,7 @@ func (l *Listener) read() {
 	defer close(l.readerDone)
 	r := driver.Reader{
 		Conn: l.tc,
-		Stop: l.closedCh,
+		Stop: l.backlog.Done(),
 		Handle: func(b []byte, from netip.AddrPort) {
 			l.handle(b, from, time.Now())
 		},
@@ -248,9 +246,7 @@ func (l *Listener) read() {
 	}
 	if err := r.Run(); err != nil {
 		l.log.Warn().Err(err).Msg("raknet: listener giving up on its socket")
-		l.mu.Lock()
-		l.failed = err
-		l.mu.Unlock()
+		l.backlog.Close(err) // before Close, so that Accept reports why
 		go l.Close()
 	}
 }
@@ -349,10 +345,9 @@ func (l *Listener) ready(c *Conn) {
 		go c.Close()
 		return
 	}
-	select {
-	case l.accept <- c:
+	if l.backlog.Offer(c) {
 		l.counter.accepted.Add(1)
-	default:
+	} else {
 		l.counter.backlogOverflow.Add(1)
 		go c.Close()
 	}
@@ -388,20 +383,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 
 // AcceptConn is Accept returning the *Conn, and giving up when ctx ends.
 func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
-	select {
-	case c := <-l.accept:
-		return c, nil
-	case <-l.closedCh:
-		l.mu.Lock()
-		err := l.failed
-		l.mu.Unlock()
-		if err == nil {
-			err = net.ErrClosed
-		}
-		return nil, &net.OpError{Op: "accept", Net: "raknet", Addr: l.Addr(), Err: err}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return l.backlog.Accept(ctx)
 }
 
 // Close stops accepting, closes every connection of the listener
@@ -417,12 +399,9 @@ func (l *Listener) Close() error {
 			conns = append(conns, c)
 		}
 		l.mu.Unlock()
-		close(l.closedCh)
 		// Connections waiting in the backlog were never accepted; they are
 		// in conns too.
-		for len(l.accept) > 0 {
-			<-l.accept
-		}
+		l.backlog.Close(nil)
 		var wg sync.WaitGroup
 		for _, c := range conns {
 			wg.Add(1)

@@ -62,13 +62,11 @@ type Listener struct {
 	byAddr   map[netip.AddrPort]int
 	closed   bool
 	closing  bool // Close has begun: no new loopback clients
-	failed   error
 	events   []Event
 	lastTick time.Time
 
-	accept    chan *Conn
+	backlog   *endpoint.Backlog[*Conn]
 	eventCh   chan struct{}
-	closedCh  chan struct{}
 	readDone  chan struct{}
 	closeOnce sync.Once
 }
@@ -129,11 +127,10 @@ func newListener(conn transport.Conn, cfg ServerConfig) (*Listener, error) {
 		conns:    make([]*Conn, srv.MaxClients()),
 		byAddr:   make(map[netip.AddrPort]int),
 		loop:     driver.NewLoop(),
-		accept:   make(chan *Conn, cfg.AcceptBacklog),
 		eventCh:  make(chan struct{}, 1),
-		closedCh: make(chan struct{}),
 		readDone: make(chan struct{}),
 	}
+	l.backlog = endpoint.NewBacklog[*Conn](cfg.AcceptBacklog, "session", l.Addr())
 	l.srvH = l.loop.Add(serverTask{l})
 	l.srvH.WakeBy(time.Now())
 	go l.read()
@@ -174,12 +171,10 @@ func later(a, b time.Time) time.Time {
 // read is the reader goroutine.
 func (l *Listener) read() {
 	defer close(l.readDone)
-	r := driver.Reader{Conn: l.tc, Stop: l.closedCh, Handle: l.receive}
+	r := driver.Reader{Conn: l.tc, Stop: l.backlog.Done(), Handle: l.receive}
 	if err := r.Run(); err != nil {
 		l.log.Warn().Err(err).Msg("session: server giving up on its socket")
-		l.mu.Lock()
-		l.failed = err
-		l.mu.Unlock()
+		l.backlog.Close(err) // before shutdown, so that Accept reports why
 		go l.shutdown(err)
 	}
 }
@@ -352,9 +347,7 @@ func (l *Listener) event(e Event) {
 // ready hands a new connection to Accept, or drops it when the backlog
 // is full.
 func (l *Listener) ready(c *Conn) {
-	select {
-	case l.accept <- c:
-	default:
+	if !l.backlog.Offer(c) {
 		l.log.Debug().Int("client_index", c.index).Msg("session: accept backlog full")
 		// Abort waits for the loop, which may be what runs this hook.
 		go c.ep.Abort(ErrBacklogFull)
@@ -374,20 +367,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 
 // AcceptConn is Accept returning the *Conn, and giving up when ctx ends.
 func (l *Listener) AcceptConn(ctx context.Context) (*Conn, error) {
-	select {
-	case c := <-l.accept:
-		return c, nil
-	case <-l.closedCh:
-		l.mu.Lock()
-		err := l.failed
-		l.mu.Unlock()
-		if err == nil {
-			err = net.ErrClosed
-		}
-		return nil, &net.OpError{Op: "accept", Net: "session", Addr: l.Addr(), Err: err}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return l.backlog.Accept(ctx)
 }
 
 // NextEvent waits for the next connect or disconnect event. At most
@@ -411,7 +391,7 @@ func (l *Listener) NextEvent(ctx context.Context) (Event, error) {
 		}
 		select {
 		case <-l.eventCh:
-		case <-l.closedCh:
+		case <-l.backlog.Done():
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		}
@@ -443,7 +423,9 @@ func (l *Listener) shutdown(error) {
 			}
 		}
 		l.mu.Unlock()
-		close(l.closedCh)
+		// Connections waiting in the backlog were never accepted; they are
+		// in conns too.
+		l.backlog.Close(nil)
 		var wg sync.WaitGroup
 		for _, c := range conns {
 			wg.Add(1)
@@ -462,9 +444,6 @@ func (l *Listener) shutdown(error) {
 		// finish on the loop before the loop stops.
 		for _, c := range append(conns, loopClients...) {
 			<-c.Done()
-		}
-		for len(l.accept) > 0 {
-			<-l.accept
 		}
 		l.loop.Stop()
 		l.tc.Close()
