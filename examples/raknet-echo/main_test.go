@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,7 +73,9 @@ func TestServerRefusesProtocolNotListed(t *testing.T) {
 }
 
 func TestClientAgainstGoRaknetServer(t *testing.T) {
-	l, err := goraknet.Listen("127.0.0.1:0")
+	var logged bytes.Buffer
+	var logMu sync.Mutex
+	l, err := goraknet.ListenConfig{ErrorLog: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logged}, nil))}.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,9 @@ func TestClientAgainstGoRaknetServer(t *testing.T) {
 	}()
 	code, out := runClient(t, "-connect", l.Addr().String(), "-count", "200", "-timeout", "30s")
 	if code != 0 || out != "200 passed, 0 failed\n" {
-		t.Fatalf("exit %d, output %q", code, out)
+		logMu.Lock()
+		defer logMu.Unlock()
+		t.Fatalf("exit %d, output %q; go-raknet logged:\n%s", code, out, logged.String())
 	}
 }
 
@@ -129,4 +135,15 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
 	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
