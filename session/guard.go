@@ -14,6 +14,10 @@ import (
 type guard struct {
 	mu      sync.Mutex
 	pending []settling
+	// spare is a second array for pending while one is being settled
+	// outside mu, so that the reader and the timer loop each settling a
+	// batch append without allocating.
+	spare []settling
 }
 
 type settling struct {
@@ -29,18 +33,19 @@ func (g *guard) later(c *Conn, o endpoint.Outcome) {
 // unlockAndSettle releases mu, then settles the pending outcomes.
 func (g *guard) unlockAndSettle() {
 	pending := g.pending
-	g.pending = nil
-	g.mu.Unlock()
 	if len(pending) == 0 {
+		g.mu.Unlock()
 		return
 	}
+	g.pending, g.spare = g.spare[:0], nil
+	g.mu.Unlock()
 	for i, s := range pending {
 		s.c.ep.Settle(s.o)
 		pending[i] = settling{}
 	}
 	g.mu.Lock()
-	if g.pending == nil {
-		g.pending = pending[:0] // keep the array: no allocation per datagram
+	if g.spare == nil {
+		g.spare = pending[:0] // keep the array: no allocation per datagram
 	}
 	g.mu.Unlock()
 }
